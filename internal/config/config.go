@@ -1,0 +1,149 @@
+// Package config loads Courtesy's YAML configuration into plain structs.
+//
+// A subcommand fills its config struct with defaults, then calls Load, which
+// overlays the YAML file (if any) and then environment variables; flags given
+// on the command line are applied last by the subcommand. Keys are kebab-case
+// as in seed 000 Listing 9 (`default-domain`). An environment variable
+// COURTESY_A__B_C sets key a.b-c: "__" separates levels, "_" stands for "-".
+// Durations are written as Go durations ("1500ms", "24h"); fields that the
+// seeds give in milliseconds say so in their doc comments.
+package config
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// EnvPrefix starts every environment variable that sets a config key.
+const EnvPrefix = "COURTESY_"
+
+// Load overlays the YAML file at path (skipped when path is "") and the
+// COURTESY_ environment onto dst, a pointer to a struct whose fields carry
+// `yaml` tags and already hold the defaults. Unknown keys in the file are an
+// error, so a typo never silently leaves a default in force.
+func Load(path string, dst any) error {
+	return load(path, os.Environ(), dst)
+}
+
+func load(path string, environ []string, dst any) error {
+	k := koanf.New(".")
+	if path != "" {
+		if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+			return fmt.Errorf("config: %s: %w", path, err)
+		}
+	}
+	envKeys := map[string]string{}
+	for _, kv := range environ {
+		name, val, _ := strings.Cut(kv, "=")
+		if key, ok := envKey(name); ok {
+			envKeys[key] = val
+		}
+	}
+	if len(envKeys) > 0 {
+		if err := k.Load(env.Provider(".", env.Opt{
+			Prefix:        EnvPrefix,
+			TransformFunc: func(k, v string) (string, any) { key, _ := envKey(k); return key, v },
+			EnvironFunc:   func() []string { return environ },
+		}), nil); err != nil {
+			return fmt.Errorf("config: environment: %w", err)
+		}
+	}
+	err := k.UnmarshalWithConf("", dst, koanf.UnmarshalConf{
+		Tag: "yaml",
+		DecoderConfig: &mapstructure.DecoderConfig{
+			DecodeHook: mapstructure.ComposeDecodeHookFunc(
+				mapstructure.StringToTimeDurationHookFunc(),
+				mapstructure.StringToSliceHookFunc(","),
+				mapstructure.TextUnmarshallerHookFunc(),
+			),
+			ErrorUnused:      true,
+			WeaklyTypedInput: true,
+			Result:           dst,
+			TagName:          "yaml",
+		},
+	})
+	if err != nil {
+		if path == "" {
+			return fmt.Errorf("config: environment: %w", err)
+		}
+		return fmt.Errorf("config: %s: %w", path, err)
+	}
+	return nil
+}
+
+// envKey maps COURTESY_A__B_C to "a.b-c"; ok is false for other variables
+// and for COURTESY_CONFIG, which names the file rather than a key.
+func envKey(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, EnvPrefix)
+	if !ok || rest == "" || rest == "CONFIG" {
+		return "", false
+	}
+	rest = strings.ToLower(rest)
+	parts := strings.Split(rest, "__")
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(p, "_", "-")
+	}
+	return strings.Join(parts, "."), true
+}
+
+// Watch calls onChange (from Watch's goroutine) whenever the file at path is
+// written, created or replaced, until ctx is done. It watches the directory,
+// so editors that save by renaming a new file over the old one are seen.
+// Events within 100 ms are coalesced into one call.
+func Watch(ctx context.Context, path string, onChange func()) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("config: watch %s: %w", path, err)
+	}
+	defer w.Close()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("config: watch %s: %w", path, err)
+	}
+	if err := w.Add(filepath.Dir(abs)); err != nil {
+		return fmt.Errorf("config: watch %s: %w", path, err)
+	}
+	var timer *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if filepath.Clean(ev.Name) != abs || ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) == 0 {
+				continue
+			}
+			if timer == nil {
+				timer = time.NewTimer(100 * time.Millisecond)
+			} else {
+				timer.Reset(100 * time.Millisecond)
+			}
+			fire = timer.C
+		case <-fire:
+			fire = nil
+			onChange()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			return fmt.Errorf("config: watch %s: %w", path, err)
+		}
+	}
+}
