@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
+)
+
+// commonFlags are the flags every long-running subcommand takes.
+type commonFlags struct {
+	config    string
+	resolve   stringList
+	logFormat string
+	logLevel  string
+}
+
+// register adds the common flags to fs. The config file defaults to
+// $COURTESY_CONFIG.
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", os.Getenv("COURTESY_CONFIG"), "YAML configuration `FILE` (default $COURTESY_CONFIG)")
+	fs.Var(&c.resolve, "resolve", "send connections for hosts matching `PATTERN=ADDR:PORT` to ADDR:PORT (repeatable; PATTERN is host, *.suffix or *)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
+	fs.StringVar(&c.logLevel, "log-level", "info", "minimum log `level`: debug, info, warn, error")
+}
+
+// resolver builds the --resolve rules.
+func (c *commonFlags) resolver() (*resolve.Resolver, error) {
+	r, err := resolve.New(c.resolve)
+	if err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	return r, nil
+}
+
+// logger builds the structured logger the flags ask for, writing to w.
+func (c *commonFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, usagef("--log-level %q: want debug, info, warn or error", c.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(c.logFormat) {
+	case "text", "logfmt":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	default:
+		return nil, usagef("--log-format %q: want text or json", c.logFormat)
+	}
+}
+
+// flagsSet returns the names of the flags given on the command line, so
+// that they can override the config file.
+func flagsSet(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// noArgs returns a usage error if fs has positional arguments.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return nil
+}
+
+
