@@ -68,5 +68,3 @@ func noArgs(fs *flag.FlagSet) error {
 	}
 	return nil
 }
-
-
