@@ -1,0 +1,225 @@
+package dedup
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Defaults of IndexOptions.
+const (
+	// DefaultMaxPerSite follows seed 001 §6: a site is cut at 5,000 URLs,
+	// so remembering 5,000 pages covers a whole site.
+	DefaultMaxPerSite = 5000
+	DefaultMaxSites   = 1024
+	// DefaultDistance is Manku et al.'s threshold for 64-bit simhashes.
+	DefaultDistance = 3
+	// maxDistance: 4 blocks find every match within 3 bits (pigeonhole).
+	maxDistance = 3
+)
+
+// IndexOptions bound an Index. The zero value uses the defaults.
+type IndexOptions struct {
+	// MaxPerSite is how many hashes a site keeps; the oldest is forgotten
+	// first. Default 5,000. About 60 bytes per hash.
+	MaxPerSite int
+	// MaxSites is how many sites are kept; the least recently used site is
+	// forgotten first. Default 1,024 (worst case about 300 MB with the
+	// default MaxPerSite; real sites are mostly far smaller).
+	MaxSites int
+	// Distance is the largest Hamming distance Near reports; 0..3,
+	// default 3. Zero means the default; use Exact for distance 0 only.
+	Distance int
+	// Exact makes Near report identical hashes only.
+	Exact bool
+}
+
+// Validate reports a bad option.
+func (o *IndexOptions) Validate() error {
+	if o.MaxPerSite < 0 || o.MaxSites < 0 {
+		return errors.New("dedup: negative MaxPerSite or MaxSites")
+	}
+	if o.Distance < 0 || o.Distance > maxDistance {
+		return fmt.Errorf("dedup: Distance %d not in 0..%d (four 16-bit blocks find at most 3)", o.Distance, maxDistance)
+	}
+	return nil
+}
+
+// Index remembers the simhashes of recent pages per site and finds near
+// duplicates: a 64-bit hash is split into four 16-bit blocks; two hashes
+// within distance 3 agree on at least one block (pigeonhole), so four
+// exact-match tables, one per block, yield every candidate, and only
+// candidates are compared bit by bit. Safe for concurrent use.
+type Index struct {
+	opts IndexOptions
+	mu   struct {
+		sync.Mutex
+		sites map[string]*list.Element // of *site
+		lru   list.List                // front: most recently used
+	}
+}
+
+// site holds one site's hashes in a ring and the four block tables that
+// point into it.
+type site struct {
+	name   string
+	hashes []uint64 // ring of up to MaxPerSite
+	next   int      // slot the next hash goes to
+	tables [4]map[uint16][]int32
+}
+
+// NewIndex returns an empty index.
+func NewIndex(opts IndexOptions) (*Index, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.MaxPerSite == 0 {
+		opts.MaxPerSite = DefaultMaxPerSite
+	}
+	if opts.MaxSites == 0 {
+		opts.MaxSites = DefaultMaxSites
+	}
+	if opts.Distance == 0 && !opts.Exact {
+		opts.Distance = DefaultDistance
+	}
+	if opts.Exact {
+		opts.Distance = 0
+	}
+	x := &Index{opts: opts}
+	x.mu.sites = map[string]*list.Element{}
+	return x, nil
+}
+
+func block(h uint64, i int) uint16 { return uint16(h >> (16 * i)) }
+
+// Near returns the stored hash of site closest to h, if one lies within
+// the configured distance.
+func (x *Index) Near(siteName string, h uint64) (match uint64, dist int, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	el, found := x.mu.sites[siteName]
+	if !found {
+		return 0, 0, false
+	}
+	x.mu.lru.MoveToFront(el)
+	return el.Value.(*site).near(h, x.opts.Distance)
+}
+
+func (s *site) near(h uint64, maxDist int) (uint64, int, bool) {
+	best, bestDist := uint64(0), maxDist+1
+	for i := range 4 {
+		for _, slot := range s.tables[i][block(h, i)] {
+			c := s.hashes[slot]
+			if d := Hamming(c, h); d < bestDist {
+				best, bestDist = c, d
+				if d == 0 {
+					return best, 0, true
+				}
+			}
+		}
+	}
+	if bestDist > maxDist {
+		return 0, 0, false
+	}
+	return best, bestDist, true
+}
+
+// Add remembers h for site. An identical hash already stored is not added
+// twice.
+func (x *Index) Add(siteName string, h uint64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.siteLocked(siteName).add(h, x.opts.MaxPerSite)
+}
+
+// Check returns the closest stored near-duplicate of h like Near, and adds
+// h when there is none: the crawler's one call per page.
+func (x *Index) Check(siteName string, h uint64) (match uint64, dist int, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.siteLocked(siteName)
+	if m, d, ok := s.near(h, x.opts.Distance); ok {
+		return m, d, true
+	}
+	s.add(h, x.opts.MaxPerSite)
+	return 0, 0, false
+}
+
+// Forget drops a site (e.g. when its crawl is done).
+func (x *Index) Forget(siteName string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if el, ok := x.mu.sites[siteName]; ok {
+		x.mu.lru.Remove(el)
+		delete(x.mu.sites, siteName)
+	}
+}
+
+// Len returns the number of sites and of hashes held.
+func (x *Index) Len() (sites, hashes int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, el := range x.mu.sites {
+		hashes += len(el.Value.(*site).hashes)
+	}
+	return len(x.mu.sites), hashes
+}
+
+// siteLocked returns the site, creating it and evicting the least
+// recently used one beyond MaxSites.
+func (x *Index) siteLocked(name string) *site {
+	if el, ok := x.mu.sites[name]; ok {
+		x.mu.lru.MoveToFront(el)
+		return el.Value.(*site)
+	}
+	if len(x.mu.sites) >= x.opts.MaxSites {
+		old := x.mu.lru.Back()
+		x.mu.lru.Remove(old)
+		delete(x.mu.sites, old.Value.(*site).name)
+	}
+	s := &site{name: name}
+	for i := range s.tables {
+		s.tables[i] = map[uint16][]int32{}
+	}
+	x.mu.sites[name] = x.mu.lru.PushFront(s)
+	return s
+}
+
+func (s *site) add(h uint64, limit int) {
+	// Skip exact repeats: they add nothing and would grow one bucket.
+	for _, slot := range s.tables[0][block(h, 0)] {
+		if s.hashes[slot] == h {
+			return
+		}
+	}
+	slot := s.next
+	if len(s.hashes) < limit {
+		s.hashes = append(s.hashes, h)
+	} else {
+		// Forget the oldest hash in this slot.
+		old := s.hashes[slot]
+		for i := range 4 {
+			b := block(old, i)
+			slots := s.tables[i][b]
+			for j, v := range slots {
+				if int(v) == slot {
+					slots[j] = slots[len(slots)-1]
+					slots = slots[:len(slots)-1]
+					break
+				}
+			}
+			if len(slots) == 0 {
+				delete(s.tables[i], b)
+			} else {
+				s.tables[i][b] = slots
+			}
+		}
+		s.hashes[slot] = h
+	}
+	for i := range 4 {
+		b := block(h, i)
+		s.tables[i][b] = append(s.tables[i][b], int32(slot))
+	}
+	s.next = (slot + 1) % limit
+}
