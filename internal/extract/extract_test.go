@@ -1,0 +1,212 @@
+package extract
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestRefreshURL(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, content, want string
+		ok                  bool
+	}{
+		{"standard", "5; url=http://x/a", "http://x/a", true},
+		{"upper URL no space", "0;URL=/b", "/b", true},
+		{"single quotes", "0; url='/c d'", "/c d", true},
+		{"double quotes", `1; URL="/e"`, "/e", true},
+		{"comma separator", "3, url=/f", "/f", true},
+		{"spaces around equals", "3; url = /g", "/g", true},
+		{"no delay", "url=/h", "/h", true},
+		{"no url keyword", "7; /i", "/i", true},
+		{"fractional delay", "0.5; url=/j", "/j", true},
+		{"unbalanced trailing quote", "1;url=/k'", "/k", true},
+		{"unterminated quote", "1;url='/l", "/l", true},
+		{"delay only", "30", "", false},
+		{"empty", "", "", false},
+		{"only separator", "5;", "", false},
+		{"url keyword empty", "5; url=", "", false},
+		{"url as path word", "5; urlpath.html", "urlpath.html", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := refreshURL([]byte(c.content))
+			if string(got) != c.want || ok != c.ok {
+				t.Errorf("refreshURL(%q) = %q, %v; want %q, %v", c.content, got, ok, c.want, c.ok)
+			}
+		})
+	}
+}
+
+func TestRedirect(t *testing.T) {
+	t.Parallel()
+	base := mustURL(t, "http://example.com/dir/old")
+	cases := []struct {
+		name, location, want string
+		wantErr              bool
+	}{
+		{"absolute", "https://example.com/new", "https://example.com/new", false},
+		{"relative path", "new/", "http://example.com/dir/new/", false},
+		{"directory slash (seed 001 §3.4)", "/dir/", "http://example.com/dir/", false},
+		{"fragment dropped", "/x#y", "http://example.com/x", false},
+		{"whitespace trimmed", "  /t \r\n", "http://example.com/t", false},
+		{"scheme relative", "//other.example/", "http://other.example/", false},
+		{"ftp refused", "ftp://example.com/f", "", true},
+		{"empty", "", "", true},
+		{"bad host", "http://a b/", "", true},
+		{"too long", "/" + strings.Repeat("a", DefaultMaxURLLength), "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := Redirect(base, c.location)
+			if c.wantErr {
+				var re *RedirectError
+				if !errors.As(err, &re) {
+					t.Fatalf("Redirect(%q) = %v, %v; want a *RedirectError", c.location, l.URL, err)
+				}
+				if !strings.HasPrefix(err.Error(), "extract: ") {
+					t.Errorf("error %q lacks the package prefix", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Redirect(%q): %v", c.location, err)
+			}
+			if l.URL.String() != c.want || l.Hop != HopRedirect || l.Tag != "http" || l.Attr != "location" {
+				t.Errorf("Redirect(%q) = %+v (%s), want %s hop R", c.location, l, l.URL, c.want)
+			}
+		})
+	}
+	if _, err := Redirect(nil, "/x"); !errors.Is(err, ErrBase) {
+		t.Errorf("nil base: err = %v, want ErrBase", err)
+	}
+}
+
+func TestHTMLErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, base string
+		o          Options
+		want       string
+	}{
+		{"relative base", "/x", Options{}, "base URL"},
+		{"ftp base", "ftp://example.com/", Options{}, "base URL"},
+		{"negative MaxLinks", "http://example.com/", Options{MaxLinks: -1}, "MaxLinks"},
+		{"negative MaxText", "http://example.com/", Options{MaxText: -5}, "MaxText"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := HTML(mustURL(t, c.base), []byte("<a href=x>"), "", c.o)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "extract: ") {
+				t.Errorf("err = %v, want extract: …%s…", err, c.want)
+			}
+		})
+	}
+	if _, err := HTML(nil, nil, "", Options{}); !errors.Is(err, ErrBase) {
+		t.Errorf("nil base: %v", err)
+	}
+}
+
+func TestHTMLLimits(t *testing.T) {
+	t.Parallel()
+	base := mustURL(t, "http://example.com/")
+	var many strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&many, "<a href=/p%d>link number %d</a>\n", i, i)
+	}
+	long := "<a href=/" + strings.Repeat("x", 300) + ">long</a><a href=/short>s</a>"
+	cases := []struct {
+		name      string
+		body      string
+		o         Options
+		links     int
+		problem   string
+		count     int
+		truncated bool
+	}{
+		{"max links", many.String(), Options{MaxLinks: 10}, 10, ProblemTooManyLinks, 40, false},
+		{"max url length", long, Options{MaxURLLength: 100}, 1, ProblemURLTooLong, 1, false},
+		{"max bytes", many.String(), Options{MaxBytes: 100}, 3, ProblemTruncated, 1, true},
+		{"duplicates are not counted against the limit", strings.Repeat("<a href=/same>x</a>", 100) + "<a href=/other>", Options{MaxLinks: 2}, 2, "", 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := HTML(base, []byte(c.body), "", c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, p, c.o.withDefaults())
+			if len(p.Links) != c.links {
+				t.Errorf("%d links, want %d", len(p.Links), c.links)
+			}
+			if p.Truncated != c.truncated {
+				t.Errorf("Truncated = %v", p.Truncated)
+			}
+			if c.problem == "" {
+				if len(p.Problems) != 0 {
+					t.Errorf("problems %+v, want none", p.Problems)
+				}
+				return
+			}
+			if len(p.Problems) != 1 || p.Problems[0].Kind != c.problem || p.Problems[0].Count != c.count {
+				t.Errorf("problems %+v, want %s x%d", p.Problems, c.problem, c.count)
+			}
+		})
+	}
+}
+
+func TestHTMLTextBounds(t *testing.T) {
+	t.Parallel()
+	base := mustURL(t, "http://example.com/")
+	body := "<title>" + strings.Repeat("tïtle ", 400) + "</title><body><a href=/a>" +
+		strings.Repeat("änchor ", 100) + "</a>" + strings.Repeat("wörd ", 5000) + "<script>var x = 'not text';</script><style>p{}</style>"
+	o := Options{MaxText: 1000, MaxAnchorText: 50}
+	p, err := HTML(base, []byte(body), "text/html; charset=utf-8", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, p, o.withDefaults())
+	if strings.Contains(p.Text, "not text") || strings.Contains(p.Text, "p{}") {
+		t.Errorf("script or style in text: %q", p.Text)
+	}
+	if !strings.HasPrefix(p.Text, "änchor änchor") || len(p.Text) < 990 {
+		t.Errorf("text %d bytes, starts %q", len(p.Text), p.Text[:min(40, len(p.Text))])
+	}
+	if len(p.Links) != 1 || !strings.HasPrefix(p.Links[0].Text, "änchor") || len(p.Links[0].Text) > 50 {
+		t.Errorf("links %+v", p.Links)
+	}
+	if len(p.Title) > 200 || !strings.HasPrefix(p.Title, "tïtle tïtle") {
+		t.Errorf("title %d bytes: %q", len(p.Title), p.Title)
+	}
+}
+
+func TestHTMLNested(t *testing.T) {
+	t.Parallel()
+	// Each unclosed <title> or nested <noscript> costs a re-read: the
+	// bounds keep a hostile page linear in practice.
+	base := mustURL(t, "http://example.com/")
+	cases := []struct {
+		name  string
+		body  string
+		links int
+	}{
+		{"unclosed title then link", "<title>x<a href=/a>a</a>", 1},
+		{"unclosed style then link", "<style>p{}<a href=/a>a</a>", 1},
+		{"many unclosed titles", strings.Repeat("<title>", 100) + "<a href=/a>", 0},
+		{"noscript in noscript", "<noscript><noscript><a href=/deep>d</a></noscript><a href=/one>o</a></noscript>", 1},
+		{"closed textarea hides markup", "<textarea><a href=/in-textarea></textarea>", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := HTML(base, []byte(c.body), "", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Links) != c.links {
+				t.Errorf("%d links (%+v), want %d", len(p.Links), p.Links, c.links)
+			}
+		})
+	}
+}

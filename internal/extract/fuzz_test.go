@@ -1,0 +1,40 @@
+package extract
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzHTML feeds arbitrary bytes and content types: extraction must not
+// panic, every link must be absolute http(s) without fragment, and every
+// count and size must stay within the options.
+func FuzzHTML(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.html"))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, "text/html")
+	}
+	f.Add([]byte(`<meta http-equiv=refresh content="0;url='//x/'"><base href=//h/><a href=../a>`), "")
+	f.Add([]byte("\xfe\xff\x00<\x00a\x00 \x00h\x00r\x00e\x00f\x00=\x00x\x00>"), "text/html; charset=utf-16")
+	f.Add([]byte(`<script>"http:\/\/a\/b" http://[::1]:80/x</script><title>`), "text/html; charset=shift_jis")
+	base := mustURL(f, "http://example.com/a/b")
+	o := Options{Agent: "courtesy", Images: true, Forms: true, ScriptURLs: true, TextURLs: true,
+		MaxLinks: 50, MaxURLLength: 300, MaxBytes: 1 << 16, MaxText: 500, MaxAnchorText: 40}
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		p, err := HTML(base, body, contentType, o)
+		if err != nil {
+			t.Fatalf("HTML: %v", err)
+		}
+		checkInvariants(t, p, o.withDefaults())
+		if p.Base == nil || !httpURL(p.Base) {
+			t.Fatalf("base %v", p.Base)
+		}
+		if p.Canonical != nil && !httpURL(p.Canonical) {
+			t.Fatalf("canonical %v", p.Canonical)
+		}
+	})
+}

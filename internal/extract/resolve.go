@@ -1,0 +1,106 @@
+package extract
+
+import (
+	"bytes"
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
+)
+
+// resolveRef makes ref absolute against base with urlnorm.Resolve: RFC
+// 3986 §5.2 resolution with the WHATWG leniencies browsers apply (spaces
+// and control characters trimmed, tab and newline removed, '\' as '/',
+// stray bytes percent-encoded), then RFC 3986 §6 normalization (case, dot
+// segments, default port) and fragment removal; the crawler's own
+// heuristics (seed 001 §3.4 rules 8-9, session ids) are applied later by
+// the crawler with its own urlnorm.Options. It returns nil and a problem
+// kind when the reference is broken, and nil and "" when it is simply not
+// a crawlable link (empty, fragment-only, or a scheme other than
+// http/https: mailto:, javascript:, data:, tel:, …).
+func resolveRef(base *url.URL, ref []byte, maxLen int) (u *url.URL, abs, kind, example string) {
+	ref = bytes.Trim(ref, " \t\n\f\r")
+	if len(ref) == 0 || ref[0] == '#' {
+		return nil, "", "", ""
+	}
+	if len(ref) > 4*maxLen {
+		// Not worth resolving: even dot segments cannot bring it under.
+		return nil, "", ProblemURLTooLong, string(ref[:min(len(ref), 200)])
+	}
+	r := string(ref)
+	// Cheap early exit for the common non-crawlable schemes, before
+	// urlnorm builds an error for each.
+	if sch, ok := scheme(r); ok && sch != "http" && sch != "https" {
+		return nil, "", "", ""
+	}
+	u, err := urlnorm.Resolve(base, r, urlnorm.Options{MaxLength: 4 * maxLen})
+	switch {
+	case errors.Is(err, urlnorm.ErrScheme):
+		return nil, "", "", ""
+	case err != nil || !httpURL(u):
+		return nil, "", ProblemBadURL, r
+	}
+	abs = u.String()
+	if len(abs) > maxLen {
+		return nil, "", ProblemURLTooLong, r
+	}
+	return u, abs, "", ""
+}
+
+// scheme returns the lower-cased scheme of an absolute reference (RFC 3986
+// §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"), and false for a
+// relative one.
+func scheme(r string) (string, bool) {
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return strings.ToLower(r[:i]), true
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// httpURL reports whether u is an absolute http or https URL with a host.
+func httpURL(u *url.URL) bool {
+	if u == nil || u.Host == "" || u.Opaque != "" {
+		return false
+	}
+	s := strings.ToLower(u.Scheme)
+	return s == "http" || s == "https"
+}
+
+// Redirect turns the Location of a 3xx response into a link with hop R: a
+// crawler that does not follow redirects queues the target like any other
+// outlink (seed 001 §3.4: following them automatically raised duplicates by
+// 26%). base is the URL that answered with the redirect.
+func Redirect(base *url.URL, location string) (Link, error) {
+	if !httpURL(base) {
+		return Link{}, ErrBase
+	}
+	u, _, kind, _ := resolveRef(base, []byte(location), DefaultMaxURLLength)
+	if u == nil {
+		if kind == "" {
+			kind = "not an http(s) URL"
+		}
+		return Link{}, &RedirectError{Location: clip(location), Reason: kind}
+	}
+	return Link{URL: u, Tag: "http", Attr: "location", Hop: HopRedirect}, nil
+}
+
+// RedirectError says why a Location could not become a link.
+type RedirectError struct {
+	Location string // as received, at most 200 bytes
+	Reason   string // a Problem kind or "not an http(s) URL"
+}
+
+func (e *RedirectError) Error() string {
+	return "extract: redirect location " + quote(e.Location) + ": " + e.Reason
+}
+
+func quote(s string) string { return "\"" + strings.ToValidUTF8(s, "\uFFFD") + "\"" }
