@@ -1,0 +1,152 @@
+package testweb
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// Limits on the generation flags, so that a typo cannot ask for a web that
+// does not fit in memory or a page that takes seconds to build.
+const (
+	MaxSites        = 1_000_000
+	MaxPagesPerSite = 1_000_000
+	MaxPageBytes    = 8 << 20
+	MaxLinks        = 1000
+	// MaxEndlessBytes bounds Config.EndlessBytes (seed 001 §6 uses 2 MB as
+	// its content size limit; the endless body must exceed any sane one).
+	MaxEndlessBytes = 1 << 30
+	// MaxSlowDelay bounds Config.SlowDelay.
+	MaxSlowDelay = 10 * time.Minute
+)
+
+// Config says which web to build. The zero value is a small web (20 generic
+// sites of 20 pages, plus the hazard sites); the same Config always gives
+// the same web, byte for byte.
+type Config struct {
+	// Seed selects the web; different seeds give different texts and link
+	// graphs. Zero is a valid seed.
+	Seed int64
+	// Sites is the number of generic sites (site-0000.test ...). Default
+	// 20; at most MaxSites. Negative is an error.
+	Sites int
+	// PagesPerSite is the number of linked pages of each generic site,
+	// counting the home page. Default 20; at most MaxPagesPerSite.
+	PagesPerSite int
+	// PageBytes is the approximate size of a generated HTML page in bytes
+	// (the paragraphs are cut to fit; markup and links come on top when
+	// they alone exceed it). Default 2048; at most MaxPageBytes.
+	PageBytes int
+	// LinksPerPage is the number of links from each page to other pages of
+	// the same site, besides the navigation. Default 8; at most MaxLinks.
+	LinksPerPage int
+	// ExternalLinks is the number of links from each page to other sites
+	// (deep links included). Default 2; at most MaxLinks. Use NoExternal
+	// to have none.
+	ExternalLinks int
+	// NoExternal, when set, makes pages link only inside their own site
+	// (ExternalLinks is then ignored).
+	NoExternal bool
+	// Plain leaves the hazard sites out: only the generic sites are
+	// served, for pure throughput benchmarks.
+	Plain bool
+	// SlowDelay is how long slow.test's slow pages wait before answering.
+	// Default 3 s; at most MaxSlowDelay.
+	SlowDelay time.Duration
+	// EndlessBytes bounds the endless body of endless.test, in bytes.
+	// Default 4 MiB; at most MaxEndlessBytes.
+	EndlessBytes int64
+	// EndlessTime bounds how long one endless body streams. Default 10 s.
+	EndlessTime time.Duration
+	// SitesPerAddr is how many sites share one 127.x address in the
+	// /etc/hosts lines. Default 8.
+	SitesPerAddr int
+	// AddrBase is the first address of the /etc/hosts lines; addresses
+	// count up from it and must stay inside 127.0.0.0/8. Default 127.1.0.1.
+	AddrBase netip.Addr
+}
+
+// Defaults of Config's zero fields.
+const (
+	DefaultSites         = 20
+	DefaultPagesPerSite  = 20
+	DefaultPageBytes     = 2048
+	DefaultLinksPerPage  = 8
+	DefaultExternalLinks = 2
+	DefaultSlowDelay     = 3 * time.Second
+	DefaultEndlessBytes  = 4 << 20
+	DefaultEndlessTime   = 10 * time.Second
+	DefaultSitesPerAddr  = 8
+)
+
+// DefaultAddrBase is the first address of the /etc/hosts lines.
+var DefaultAddrBase = netip.AddrFrom4([4]byte{127, 1, 0, 1})
+
+// withDefaults returns c with its zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.Sites == 0 {
+		c.Sites = DefaultSites
+	}
+	if c.PagesPerSite == 0 {
+		c.PagesPerSite = DefaultPagesPerSite
+	}
+	if c.PageBytes == 0 {
+		c.PageBytes = DefaultPageBytes
+	}
+	if c.LinksPerPage == 0 {
+		c.LinksPerPage = DefaultLinksPerPage
+	}
+	if c.ExternalLinks == 0 {
+		c.ExternalLinks = DefaultExternalLinks
+	}
+	if c.NoExternal {
+		c.ExternalLinks = 0
+	}
+	if c.SlowDelay == 0 {
+		c.SlowDelay = DefaultSlowDelay
+	}
+	if c.EndlessBytes == 0 {
+		c.EndlessBytes = DefaultEndlessBytes
+	}
+	if c.EndlessTime == 0 {
+		c.EndlessTime = DefaultEndlessTime
+	}
+	if c.SitesPerAddr == 0 {
+		c.SitesPerAddr = DefaultSitesPerAddr
+	}
+	if !c.AddrBase.IsValid() {
+		c.AddrBase = DefaultAddrBase
+	}
+	return c
+}
+
+// Validate reports the first field out of range.
+func (c Config) Validate() error {
+	d := c.withDefaults()
+	var errs []error
+	check := func(name string, v, lo, hi int64) {
+		if v < lo || v > hi {
+			errs = append(errs, fmt.Errorf("testweb: %s %d out of range [%d, %d]", name, v, lo, hi))
+		}
+	}
+	check("Sites", int64(d.Sites), 1, MaxSites)
+	check("PagesPerSite", int64(d.PagesPerSite), 1, MaxPagesPerSite)
+	check("PageBytes", int64(d.PageBytes), 1, MaxPageBytes)
+	check("LinksPerPage", int64(d.LinksPerPage), 1, MaxLinks)
+	if !d.NoExternal {
+		check("ExternalLinks", int64(d.ExternalLinks), 1, MaxLinks)
+	}
+	check("EndlessBytes", d.EndlessBytes, 1, MaxEndlessBytes)
+	check("SitesPerAddr", int64(d.SitesPerAddr), 1, 1<<16)
+	if d.SlowDelay < 0 || d.SlowDelay > MaxSlowDelay {
+		errs = append(errs, fmt.Errorf("testweb: SlowDelay %v out of range [0, %v]", d.SlowDelay, MaxSlowDelay))
+	}
+	if d.EndlessTime < 0 || d.EndlessTime > MaxSlowDelay {
+		errs = append(errs, fmt.Errorf("testweb: EndlessTime %v out of range [0, %v]", d.EndlessTime, MaxSlowDelay))
+	}
+	if !d.AddrBase.Is4() || d.AddrBase.As4()[0] != 127 {
+		errs = append(errs, fmt.Errorf("testweb: AddrBase %v is not an IPv4 address in 127.0.0.0/8", d.AddrBase))
+	}
+	return errors.Join(errs...)
+}
