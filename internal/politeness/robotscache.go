@@ -1,0 +1,320 @@
+package politeness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/robots"
+)
+
+// robotsView is a RobotsEntry made ready to answer: the rules in force.
+type robotsView struct {
+	entry RobotsEntry
+	group *robots.Group
+	// blocked: everything is disallowed (unavailable with no usable good
+	// copy, or 401/403 in disallow mode).
+	blocked bool
+	// retryAt is when a blocked origin's robots.txt is asked again; zero
+	// means waiting does not help (401/403).
+	retryAt time.Time
+	// staleUntil, when set, is when the good copy in force (Good) becomes
+	// too old to use (RFC 9309 §2.3.1.4).
+	staleUntil time.Time
+	why        string
+}
+
+// fresh reports whether v may be used at now without asking again.
+func (v *robotsView) fresh(now time.Time) bool {
+	if v == nil || !now.Before(v.entry.Expires) {
+		return false
+	}
+	return v.staleUntil.IsZero() || now.Before(v.staleUntil)
+}
+
+// errTooManyRedirects ends a robots.txt fetch that redirects more than
+// RobotsConfig.MaxRedirects times.
+var errTooManyRedirects = errors.New("politeness: too many robots.txt redirects")
+
+// robotsClient returns a copy of c (or a default client) that follows at
+// most rc.MaxRedirects redirects (RFC 9309 §2.3.1.2).
+func robotsClient(c *http.Client, rc RobotsConfig) *http.Client {
+	var cl http.Client
+	if c != nil {
+		cl = *c
+	}
+	maxRedirects := rc.MaxRedirects
+	cl.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
+		if len(via) > maxRedirects {
+			return errTooManyRedirects
+		}
+		return nil
+	}
+	return &cl
+}
+
+// buildView turns an entry into the rules in force at now.
+func (g *Gate) buildView(e RobotsEntry, now time.Time) *robotsView {
+	v := &robotsView{entry: e}
+	switch e.Result {
+	case RobotsOK:
+		v.group = robots.ParseOptions(e.Body, g.cfg.ParseOptions).Group(g.cfg.Agent)
+	case RobotsUnauthorized:
+		if g.cfg.Robots.Unauthorized == UnauthorizedAllow {
+			v.group = robots.AllowAll().Group(g.cfg.Agent)
+			break
+		}
+		v.blocked = true
+		v.why = fmt.Sprintf("robots.txt of %s answered %d: all URLs disallowed (seed 000 §4.3)", e.Origin, e.Status)
+	case RobotsUnavailable:
+		if len(e.Good) > 0 && now.Sub(e.GoodFetched) <= g.cfg.Robots.StaleMax {
+			v.group = robots.ParseOptions(e.Good, g.cfg.ParseOptions).Group(g.cfg.Agent)
+			v.staleUntil = e.GoodFetched.Add(g.cfg.Robots.StaleMax)
+			break
+		}
+		v.blocked = true
+		v.retryAt = e.Expires
+		what := e.Err
+		if what == "" {
+			what = fmt.Sprintf("status %d", e.Status)
+		}
+		v.why = fmt.Sprintf("robots.txt of %s unavailable (%s): all URLs disallowed until it can be fetched (RFC 9309 §2.3.1.4)", e.Origin, what)
+	default: // RobotsNotFound and anything unknown read from a store
+		v.group = robots.AllowAll().Group(g.cfg.Agent)
+	}
+	if v.blocked {
+		v.group = robots.DisallowAll().Group(g.cfg.Agent)
+	}
+	return v
+}
+
+// cachedView returns the origin's view from memory or the store, fresh or
+// not; nil when there is none (store errors count as none).
+func (g *Gate) cachedView(ctx context.Context, origin string, now time.Time) *robotsView {
+	v, _ := g.loadView(ctx, origin, now)
+	return v
+}
+
+// loadView returns the origin's view from memory, else from the store.
+func (g *Gate) loadView(ctx context.Context, origin string, now time.Time) (*robotsView, error) {
+	if origin == "" {
+		return nil, nil
+	}
+	g.mu.Lock()
+	v := g.mu.robots[origin]
+	g.mu.Unlock()
+	if v.fresh(now) {
+		return v, nil
+	}
+	e, err := g.rstore.GetRobots(ctx, origin)
+	if errors.Is(err, ErrNotFound) {
+		return v, nil
+	}
+	if err != nil {
+		return v, fmt.Errorf("politeness: robots store: %w", err)
+	}
+	if v != nil && !e.Fetched.After(v.entry.Fetched) {
+		return v, nil
+	}
+	nv := g.buildView(e, now)
+	g.cacheView(nv)
+	return nv, nil
+}
+
+func (g *Gate) cacheView(v *robotsView) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.mu.robots[v.entry.Origin]; !ok && len(g.mu.robots) >= g.cfg.Robots.MaxCached {
+		for k := range g.mu.robots { // drop an arbitrary one; the store keeps it
+			delete(g.mu.robots, k)
+			break
+		}
+	}
+	g.mu.robots[v.entry.Origin] = v
+}
+
+// refreshed is what one (shared) robots.txt refresh yields.
+type refreshed struct {
+	view    *robotsView
+	blocked *Decision
+}
+
+// robotsFor returns the rules in force for t's origin, fetching robots.txt
+// if needed (once per origin however many callers ask). When a fetch is
+// needed but the key's slot is busy, blocked is the slot's Decision and
+// view is the expired copy, if any.
+func (g *Gate) robotsFor(ctx context.Context, t target) (view *robotsView, blocked *Decision, err error) {
+	now := g.now()
+	v, err := g.loadView(ctx, t.origin, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v.fresh(now) {
+		return v, nil, nil
+	}
+	ch := g.sf.DoChan(t.origin, func() (any, error) {
+		// The fetch outlives the first caller's ctx: others share it.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.Robots.FetchTimeout+releaseTimeout)
+		defer cancel()
+		return g.refreshRobots(fctx, t, v)
+	})
+	select {
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("politeness: robots.txt of %s: %w", t.origin, context.Cause(ctx))
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, nil, r.Err
+		}
+		res := r.Val.(refreshed)
+		if res.blocked != nil {
+			b := *res.blocked
+			return res.view, &b, nil
+		}
+		return res.view, nil, nil
+	}
+}
+
+// refreshRobots fetches t.origin's robots.txt under t.key's slot.
+func (g *Gate) refreshRobots(ctx context.Context, t target, old *robotsView) (refreshed, error) {
+	now := g.now()
+	// Another process may have fetched it meanwhile.
+	if v, err := g.loadView(ctx, t.origin, now); err != nil {
+		return refreshed{}, err
+	} else if v.fresh(now) {
+		return refreshed{view: v}, nil
+	} else if v != nil {
+		old = v
+	}
+	delays, err := g.delays(ctx, t.key, old, now)
+	if err != nil {
+		return refreshed{}, err
+	}
+	lease := max(g.cfg.Lease, g.cfg.Robots.FetchTimeout+releaseTimeout)
+	p, d, err := g.acquire(ctx, target{url: t.origin + "/robots.txt", key: t.key}, delays, lease, false)
+	if err != nil {
+		return refreshed{}, err
+	}
+	if p == nil {
+		return refreshed{view: old, blocked: &d}, nil
+	}
+	// Re-check under the slot: a fetch by another process ends before
+	// its slot frees, so this read sees it.
+	if v, err := g.loadView(ctx, t.origin, g.now()); err != nil {
+		_ = p.Release()
+		return refreshed{}, err
+	} else if v.fresh(g.now()) {
+		_ = p.Release()
+		return refreshed{view: v}, nil
+	} else if v != nil {
+		old = v
+	}
+	start := g.now()
+	fr := g.fetchRobots(ctx, t.origin)
+	took := g.now().Sub(start)
+	// The slot ends with the fetch: the first page waits one delay more.
+	_ = p.Done(Outcome{Status: fr.status, Err: fr.err, Duration: took, RetryAfter: fr.retryAfter})
+	var prev *RobotsEntry
+	if old != nil {
+		prev = &old.entry
+	}
+	e := g.classify(t.origin, prev, fr, g.now())
+	if err := g.rstore.PutRobots(ctx, e); err != nil {
+		return refreshed{}, fmt.Errorf("politeness: robots store: %w", err)
+	}
+	v := g.buildView(e, g.now())
+	g.cacheView(v)
+	g.obs.RobotsFetched(t.origin, e.Result, e.Result == RobotsUnavailable && !v.blocked, took)
+	if err := g.noteRobotsDelay(ctx, t.key, v, g.now()); err != nil {
+		return refreshed{}, err
+	}
+	return refreshed{view: v}, nil
+}
+
+// fetchResult is the raw outcome of one robots.txt fetch.
+type fetchResult struct {
+	status     int
+	body       []byte
+	retryAfter time.Duration
+	err        error
+	// tooManyRedirects: the chain was longer than MaxRedirects.
+	tooManyRedirects bool
+}
+
+// fetchRobots GETs origin/robots.txt, following redirects (rules still
+// apply to origin) and reading at most robots.MaxSize bytes of a 2xx body.
+func (g *Gate) fetchRobots(ctx context.Context, origin string) fetchResult {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Robots.FetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/robots.txt", nil)
+	if err != nil {
+		return fetchResult{err: fmt.Errorf("politeness: robots.txt request: %w", err)}
+	}
+	req.Header.Set("User-Agent", g.cfg.UserAgent)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		if errors.Is(err, errTooManyRedirects) {
+			return fetchResult{tooManyRedirects: true, err: err}
+		}
+		return fetchResult{err: err}
+	}
+	defer resp.Body.Close()
+	fr := fetchResult{status: resp.StatusCode, retryAfter: RetryAfter(resp.Header, g.now())}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// RFC 9309 §2.5: parse at least 500 KiB; the rest is ignored.
+		fr.body, err = io.ReadAll(io.LimitReader(resp.Body, robots.MaxSize))
+		if err != nil {
+			fr.err = fmt.Errorf("politeness: reading robots.txt: %w", err)
+		}
+	}
+	return fr
+}
+
+// classify turns a fetch into the entry to store (RFC 9309 §2.3.1).
+func (g *Gate) classify(origin string, prev *RobotsEntry, fr fetchResult, now time.Time) RobotsEntry {
+	rc := g.cfg.Robots
+	e := RobotsEntry{Origin: origin, Status: fr.status, Fetched: now}
+	if fr.err != nil {
+		e.Err = fr.err.Error()
+	}
+	s := fr.status
+	switch {
+	case fr.tooManyRedirects:
+		// §2.3.1.2: more redirects than followed → "unavailable" (4xx).
+		e.Result = RobotsNotFound
+	case fr.err != nil || s == http.StatusTooManyRequests || s >= 500:
+		e.Result = RobotsUnavailable
+	case s >= 200 && s < 300:
+		e.Result = RobotsOK
+		e.Body = fr.body
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+		e.Result = RobotsUnauthorized
+	default:
+		// Other 4xx, and 3xx that could not be followed (no Location):
+		// no usable robots.txt, allow all (§2.3.1.3).
+		e.Result = RobotsNotFound
+	}
+	switch e.Result {
+	case RobotsOK:
+		e.Expires = now.Add(rc.TTL)
+	case RobotsNotFound, RobotsUnauthorized:
+		e.Expires = now.Add(rc.NegativeTTL)
+	case RobotsUnavailable:
+		if prev != nil {
+			e.Failures = prev.Failures
+			switch {
+			case prev.Result == RobotsOK:
+				e.Good, e.GoodFetched = prev.Body, prev.Fetched
+			case prev.Result == RobotsUnavailable:
+				e.Good, e.GoodFetched = prev.Good, prev.GoodFetched
+			}
+		}
+		e.Failures++
+		wait := backoffFor(e.Failures, rc.RetryBase, rc.RetryMax)
+		wait = max(wait, min(fr.retryAfter, rc.TTL))
+		e.Expires = now.Add(wait)
+	}
+	return e
+}
