@@ -39,6 +39,11 @@ func (g *Gate) delays(ctx context.Context, key string, view *robotsView, now tim
 		if r, ok := view.group.RequestRate(now); ok {
 			d.Rate = min(max(r.Interval(), 0), g.cfg.MaxRateInterval)
 		}
+		// REGP Ip-delay / Ip-rate (seed 002 §3.2.6-7) space requests from
+		// our own address, which every request of this gate uses.
+		if ip := view.group.IPInterval(now); ip > 0 {
+			d.Rate = max(d.Rate, min(ip, g.cfg.MaxRateInterval))
+		}
 	}
 	return effectiveDelay(d), nil
 }

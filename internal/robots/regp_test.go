@@ -412,6 +412,12 @@ func TestREGP326To327DelayAndRate(t *testing.T) {
 	if e := g.Extensions(); e.IPDelay != 1500*time.Millisecond || e.IPRates[0].Rate != (Rate{20, time.Minute}) {
 		t.Errorf("Ip-delay/Ip-rate: %+v", e)
 	}
+	if d := g.IPInterval(time.Now()); d != 3*time.Second {
+		t.Errorf("IPInterval = %v, want 3s (20/m beats 1.5 s)", d)
+	}
+	if d := Parse([]byte("User-agent: *\nCrawl-delay: 5\n")).Group("bot").IPInterval(time.Now()); d != 0 {
+		t.Errorf("IPInterval without Ip lines = %v, want 0", d)
+	}
 }
 
 func TestREGP328Windows(t *testing.T) {

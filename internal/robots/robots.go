@@ -341,6 +341,19 @@ func pickRate(rates []WindowedRate, t time.Time) (Rate, bool) {
 	return best, found
 }
 
+// IPInterval returns the spacing REGP asks between requests from one
+// crawler address at t: the larger of Ip-delay (§3.2.6) and the interval of
+// the Ip-rate in force (§3.2.7); 0 when the group has neither. Since every
+// request of a crawler leaves from its own egress addresses, a per-host gate
+// can apply it like Crawl-delay.
+func (g *Group) IPInterval(t time.Time) time.Duration {
+	d := g.set.ext.IPDelay
+	if r, ok := pickRate(g.set.ext.IPRates, t); ok && r.Interval() > d {
+		d = r.Interval()
+	}
+	return d
+}
+
 // VisitTimes returns the group's Visit-time windows (empty: any time).
 func (g *Group) VisitTimes() []Window { return slices.Clone(g.set.visits) }
 
