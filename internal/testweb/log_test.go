@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -190,10 +191,17 @@ func TestLoggedHandlerRecords(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	// The handler records an entry after the response is flushed, so the
+	// client can finish before the server has logged: wait (bounded) for
+	// all three, then order them by start time.
 	es := mem.Entries()
+	for deadline := time.Now().Add(5 * time.Second); len(es) < 3 && time.Now().Before(deadline); es = mem.Entries() {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if len(es) != 3 {
 		t.Fatalf("%d entries, want 3", len(es))
 	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Start.Before(es[j].Start) })
 	tests := []struct {
 		host, target string
 		status       int
