@@ -7,8 +7,7 @@
 //   - percent-encoding triplets upper-cased (rule 1), octets of unreserved
 //     characters decoded (rule 2), and every byte a component may not hold
 //     raw (space, non-ASCII, '<', '|', a stray '%', ...) percent-encoded, so
-//     that "a b", "a%20b" and "a%2520"-free spellings meet (seed 000 §2.2
-//     step 4);
+//     that "/a b" and "/a%20b" meet (seed 000 §2.2 step 4);
 //   - dot segments removed (RFC 3986 §5.2.4; rule 4, seed 000 step 6);
 //   - the scheme's default port removed (rule 5, seed 000 step 7) and an
 //     empty path written "/" (rule 6);

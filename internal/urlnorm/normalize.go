@@ -245,8 +245,8 @@ func (p *parts) setAuthority(raw, auth string, o *Options) error {
 	if i := strings.LastIndexByte(auth, '@'); i >= 0 {
 		// The last '@' ends the userinfo, as in browsers: an '@' in a
 		// password is often written unencoded.
-		if !o.RemoveUserinfo {
-			ui := auth[:i]
+		// An empty userinfo ("http://@h/") says nothing; drop it.
+		if ui := auth[:i]; !o.RemoveUserinfo && ui != "" {
 			name, pass, hasPass := strings.Cut(ui, ":")
 			name, pass = lenientUnescape(name), lenientUnescape(pass)
 			if hasPass {

@@ -213,6 +213,7 @@ func TestRFC3986(t *testing.T) {
 		{"index kept", "http://h.com/index.html", "http://h.com/index.html", nil},
 		{"slash kept", "http://h.com/dir/", "http://h.com/dir/", nil},
 		{"userinfo", "http://User:p%40ss@h.com/", "http://User:p%40ss@h.com/", nil},
+		{"empty userinfo", "http://@h.com/", "http://h.com/", nil},
 		{"userinfo at in password", "http://u:p@ss@h.com/", "http://u:p%40ss@h.com/", nil},
 		{"spaces around", " \t http://h.com/a\n\tb \x00", "http://h.com/ab", nil},
 		{"backslashes", `http:\\h.com\a\b?c\d`, "http://h.com/a/b?c%5Cd", nil},
@@ -346,4 +347,53 @@ func TestNormalizeURLFields(t *testing.T) {
 	if u.Hostname() != "h.com" || u.Port() != "8080" {
 		t.Errorf("Hostname/Port = %q %q", u.Hostname(), u.Port())
 	}
+}
+
+// TestSeedReferences normalizes the URLs cited in the footnotes and
+// bibliographies of seeds 000 and 001, and the Figure 5 site of seed 001
+// §5.3, with CrawlDefaults: real-world URLs that must come out unchanged
+// but for fragments and index files.
+func TestSeedReferences(t *testing.T) {
+	same := []string{
+		"http://www.google.com/schemas/sitemap-news/0.9",
+		"http://www.google.com/schemas/sitemap-video/1.1",
+		"http://www.sitemaps.org/schemas/sitemap/0.9",
+		"http://www.rfc-editor.org/rfc/rfc1738.txt",
+		"http://www.rfc-editor.org/rfc/rfc2616.txt",
+		"http://www.rfc-editor.org/rfc/rfc3986.txt",
+		"http://www.rfc-editor.org/rfc/rfc7234.txt",
+		"http://infinispan.org/",
+		"http://www.ehcache.org/",
+		"https://docs.spring.io/spring-boot/docs/current/reference/html/boot-features-external-config.html",
+		"https://docs.spring.io/spring/docs/current/spring-framework-reference/html/beans.html",
+		"https://github.com/Netflix/zuul",
+		"https://github.com/PatrickRi/Zuul_proxy",
+		"https://github.com/ben-manes/caffeine",
+		"https://github.com/ben-manes/caffeine/wiki/Benchmarks",
+		"https://github.com/spring-projects/spring-boot/tree/master/spring-boot-actuator",
+		"https://northcutt.com/tools/free-seo-tools/google-indexed-pages-checker/",
+		"https://projects.spring.io/spring-boot/",
+		"https://www.w3.org/XML/Query/",
+		"https://www.w3schools.com/tags/ref_urlencode.asp",
+		"http://news.netcraft.com/archives/web_server_survey.html",
+		"http://sourceforge.net/projects/hsqldb/",
+		"http://www.cs.princeton.edu/appel/modern/java/JLex/",
+		"http://www.di.fc.ul.pt/tech-reports",
+		"http://www.jahns-home.de/rentmei/html/sptraps.html",
+		"http://www.robotstxt.org/wc/meta-user.html",
+		"http://www.robotstxt.org/wc/norobots.html",
+		"http://www.w3.org/TR/WD-session-id.html",
+		// An index file with a query is kept: only bare index names go.
+		"http://www.oracle.com/ip/index.html?content.html",
+	}
+	cases := make([]normCase, 0, len(same)+3)
+	for _, s := range same {
+		cases = append(cases, normCase{s, s, s, nil})
+	}
+	cases = append(cases,
+		normCase{"000/fn15 fragment", "http://docs.spring.io/spring-boot/docs/current/reference/htmlsingle/#production-ready-endpoints", "http://docs.spring.io/spring-boot/docs/current/reference/htmlsingle/", nil},
+		normCase{"000/fn16 fragment", "http://infinispan.org/docs/stable/user_guide/user_guide.html#jmx:chapter", "http://infinispan.org/docs/stable/user_guide/user_guide.html", nil},
+		normCase{"001/fig5 mysite", "http://www.mysite.com", "http://www.mysite.com/", nil},
+	)
+	runNorm(t, cases, CrawlDefaults())
 }

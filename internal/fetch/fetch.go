@@ -1,0 +1,499 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
+)
+
+// Truncation says why a body is incomplete.
+type Truncation string
+
+const (
+	// TruncNone: the body is complete.
+	TruncNone Truncation = ""
+	// TruncSize: RawBody reached Config.MaxBodySize, or Body reached
+	// Config.MaxDecodedSize (a decompression bomb).
+	TruncSize Truncation = "size"
+	// TruncTime: Config.Timeout passed while the body was being read.
+	TruncTime Truncation = "time"
+	// TruncDecode: the content coding could not be undone (corrupt data or
+	// an unsupported coding); Body holds what was decoded before the error.
+	TruncDecode Truncation = "decode"
+)
+
+// errTimeout is the cause of a fetch's own deadline, told apart from the
+// caller's.
+var errTimeout = errors.New("fetch: timeout")
+
+// Request holds the per-request options. The zero value is a plain GET.
+type Request struct {
+	// Method is GET (default, "") or HEAD.
+	Method string
+	// Header holds extra request headers (e.g. If-Modified-Since), set
+	// after the Client's own, so they can replace Accept. Host,
+	// User-Agent and Cookie cannot be set here.
+	Header http.Header
+	// AcceptLanguage is sent as Accept-Language when not empty: the REGP
+	// "Language" directive (seed 002 §3.2.9).
+	AcceptLanguage string
+	// AcceptEncoding replaces DefaultAcceptEncoding when not empty: the
+	// REGP "Encoding" directive (seed 002 §3.2.9). A coding Body cannot be
+	// decoded from gives TruncDecode.
+	AcceptEncoding string
+	// Cookie is sent in the Cookie header after the jar's cookies: the
+	// REGP "Cookie" directive (seed 002 §3.2.10), e.g. "visitor=crawler".
+	Cookie string
+	// NoHeadCheck skips Config.HeadBeforeGet for this request.
+	NoHeadCheck bool
+}
+
+// SentRequest is the request as sent, for WARC request records.
+type SentRequest struct {
+	Method string
+	URL    *url.URL
+	// Header is every header sent, with Host.
+	Header http.Header
+}
+
+// Result is one HTTP exchange. Redirects are not followed (seed 001 §3.4:
+// a redirect is a link), so URL is the URL requested.
+type Result struct {
+	URL    *url.URL
+	Status int    // status code, e.g. 200
+	Reason string // status text after the code, e.g. "OK"
+	Proto  string // "HTTP/1.1", "HTTP/2.0", ...
+	Header http.Header
+
+	// RawBody is the body as transferred: content-coded (gzip, br, ...),
+	// de-chunked, at most Config.MaxBodySize bytes. For WARC records.
+	RawBody []byte
+	// Body is RawBody with the content codings undone, at most
+	// Config.MaxDecodedSize bytes; it may share memory with RawBody.
+	Body []byte
+	// Truncated is set when Body or RawBody is incomplete, with the reason.
+	Truncated   bool
+	TruncReason Truncation
+	// DecodeErr is the decoding error behind TruncDecode.
+	DecodeErr error
+
+	// ContentType is the Content-Type header, or when there is none, the
+	// type sniffed from Body (http.DetectContentType), with Sniffed set.
+	ContentType string
+	Sniffed     bool
+
+	// Redirect is the resolved, RFC 3986-normalized Location of a 3xx
+	// response, nil otherwise or when Location is unusable.
+	Redirect *url.URL
+
+	RemoteAddr netip.AddrPort // server address connected to
+	ConnReused bool           // the connection was kept alive from before
+	Start      time.Time      // when the request was started
+	TTFB       time.Duration  // Start to the first response byte
+	Duration   time.Duration  // Start to the last body byte read
+
+	// Skipped is set when HEAD-before-GET found an unwanted Content-Type:
+	// Status, Header and ContentType are the HEAD's, there is no body.
+	Skipped    bool
+	SkipReason string
+
+	// Request is the request as sent (the HEAD, for a skipped result).
+	Request SentRequest
+}
+
+// MediaType returns the lower-case media type of ContentType, without
+// parameters ("text/html").
+func (r *Result) MediaType() string {
+	mt, _, err := mime.ParseMediaType(r.ContentType)
+	if err != nil {
+		mt, _, _ = strings.Cut(r.ContentType, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	return mt
+}
+
+// HTTPHeaderBytes returns the status line and header block as HTTP/1.1
+// text ending in an empty line, for WARC response records; also for
+// HTTP/2 responses, whose status line is written "HTTP/1.1". Headers come
+// sorted by name, values of one name in received order. RawBody follows
+// it in a record. Transfer-Encoding is absent because RawBody is
+// de-chunked.
+func (r *Result) HTTPHeaderBytes() []byte {
+	var b bytes.Buffer
+	proto := "HTTP/1.1"
+	if r.Proto == "HTTP/1.0" {
+		proto = r.Proto
+	}
+	fmt.Fprintf(&b, "%s %03d", proto, r.Status)
+	if r.Reason != "" {
+		b.WriteByte(' ')
+		b.WriteString(r.Reason)
+	}
+	b.WriteString("\r\n")
+	writeHeader(&b, r.Header)
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+// RequestHeaderBytes returns the request line and headers as HTTP/1.1 text
+// ending in an empty line, for WARC request records: Host first, the rest
+// sorted by name.
+func (r *Result) RequestHeaderBytes() []byte {
+	var b bytes.Buffer
+	target := "/"
+	if r.Request.URL != nil {
+		target = r.Request.URL.RequestURI()
+	}
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\n", r.Request.Method, target)
+	h := r.Request.Header.Clone()
+	if host := h.Get("Host"); host != "" {
+		fmt.Fprintf(&b, "Host: %s\r\n", host)
+		h.Del("Host")
+	}
+	writeHeader(&b, h)
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+func writeHeader(b *bytes.Buffer, h http.Header) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			b.WriteString(k)
+			b.WriteString(": ")
+			b.WriteString(v)
+			b.WriteString("\r\n")
+		}
+	}
+}
+
+// Client fetches URLs. It is safe for concurrent use. Close releases its
+// idle connections.
+type Client struct {
+	cfg       Config
+	transport *http.Transport
+	dns       *dnsCache
+	cookies   *cookieStore // nil when cookies are disabled
+	headExt   map[string]bool
+}
+
+// New returns a Client for cfg (see Config for defaults).
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	lookup := cfg.Lookup
+	if lookup == nil {
+		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	c := &Client{
+		cfg:     cfg,
+		dns:     newDNSCache(lookup, cfg.DNSCacheTTL, cfg.DNSNegativeTTL, cfg.DNSCacheSize),
+		headExt: make(map[string]bool, len(cfg.HeadExtensions)),
+	}
+	for _, e := range cfg.HeadExtensions {
+		c.headExt[strings.ToLower(strings.TrimPrefix(e, "."))] = true
+	}
+	if !cfg.DisableCookies {
+		c.cookies = newCookieStore(cfg.CookieSites)
+	}
+	d := &dialer{
+		net:      net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second},
+		resolver: cfg.Resolver,
+		cache:    c.dns,
+	}
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.TLSConfig != nil {
+		tlsConf = cfg.TLSConfig.Clone()
+	}
+	protos := new(http.Protocols)
+	protos.SetHTTP1(true)
+	protos.SetHTTP2(!cfg.DisableHTTP2)
+	c.transport = &http.Transport{
+		// No Proxy: the crawler talks to origins itself; an HTTP_PROXY in
+		// the environment (perhaps "courtesy proxy") must not reroute it.
+		Proxy:               nil,
+		DialContext:         d.DialContext,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: cfg.ConnectTimeout,
+		// WARC needs the bytes as transferred: we send Accept-Encoding
+		// ourselves and decode into Body.
+		DisableCompression:     true,
+		MaxIdleConns:           cfg.MaxIdleConns,
+		MaxIdleConnsPerHost:    cfg.MaxIdleConnsPerHost,
+		IdleConnTimeout:        cfg.IdleConnTimeout,
+		MaxResponseHeaderBytes: cfg.MaxHeaderBytes,
+		ExpectContinueTimeout:  time.Second,
+		Protocols:              protos,
+		ForceAttemptHTTP2:      !cfg.DisableHTTP2,
+	}
+	return c, nil
+}
+
+// Close closes idle connections. In-flight fetches finish normally.
+func (c *Client) Close() { c.transport.CloseIdleConnections() }
+
+// DNSStats returns the DNS cache's hit and miss counts.
+func (c *Client) DNSStats() (hits, misses uint64) { return c.dns.stats() }
+
+// Fetch requests u. It returns a Result for every HTTP response, whatever
+// its status (including 3xx, whose Location is in Redirect, not followed);
+// an error, of type *Error with a Kind, when there is no response.
+func (c *Client) Fetch(ctx context.Context, u *url.URL, req Request) (*Result, error) {
+	if u == nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, &Error{Kind: KindRequest, URL: fmt.Sprint(u), Err: errors.New("want an absolute http or https URL")}
+	}
+	method := strings.ToUpper(req.Method)
+	switch method {
+	case "":
+		method = http.MethodGet
+	case http.MethodGet, http.MethodHead:
+	default:
+		return nil, &Error{Kind: KindRequest, URL: u.String(), Err: fmt.Errorf("method %q: want GET or HEAD", req.Method)}
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errTimeout)
+	defer cancel()
+
+	if method == http.MethodGet && c.cfg.HeadBeforeGet && !req.NoHeadCheck && c.headExt[extension(u)] {
+		head, err := c.roundTrip(ctx, u, http.MethodHead, req)
+		if err != nil {
+			return nil, err
+		}
+		// Only a successful HEAD decides; servers that refuse HEAD or
+		// redirect get the GET, which reports the real answer.
+		if head.Status >= 200 && head.Status < 300 && head.Header.Get("Content-Type") != "" {
+			if mt := head.MediaType(); !c.wanted(mt) {
+				head.Skipped = true
+				head.SkipReason = fmt.Sprintf("content type %q not wanted", mt)
+				return head, nil
+			}
+		}
+	}
+	return c.roundTrip(ctx, u, method, req)
+}
+
+func extension(u *url.URL) string {
+	ext := path.Ext(u.Path)
+	if ext == "" {
+		return ""
+	}
+	return strings.ToLower(ext[1:])
+}
+
+func (c *Client) wanted(mediaType string) bool {
+	for _, w := range c.cfg.WantedTypes {
+		w = strings.ToLower(w)
+		if top, ok := strings.CutSuffix(w, "/*"); ok {
+			if t, _, _ := strings.Cut(mediaType, "/"); t == top {
+				return true
+			}
+		} else if w == mediaType {
+			return true
+		}
+	}
+	return false
+}
+
+// traceState collects what the client trace reports during one exchange.
+type traceState struct {
+	mu        sync.Mutex
+	remote    netip.AddrPort
+	reused    bool
+	firstByte time.Time
+	tlsFailed bool
+}
+
+func (s *traceState) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.reused = info.Reused
+			if ap, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String()); err == nil {
+				s.remote = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+			}
+		},
+		GotFirstResponseByte: func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.firstByte = time.Now()
+		},
+		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+			if err != nil {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				s.tlsFailed = true
+			}
+		},
+	}
+}
+
+func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts Request) (*Result, error) {
+	fail := func(kind Kind, err error) (*Result, error) {
+		return nil, &Error{Kind: kind, URL: u.String(), Err: err}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	if err != nil {
+		return fail(KindRequest, err)
+	}
+	h := hreq.Header
+	h.Set("User-Agent", c.cfg.UserAgent)
+	h.Set("Accept", c.cfg.Accept)
+	if opts.AcceptEncoding != "" {
+		h.Set("Accept-Encoding", opts.AcceptEncoding)
+	} else {
+		h.Set("Accept-Encoding", DefaultAcceptEncoding)
+	}
+	if opts.AcceptLanguage != "" {
+		h.Set("Accept-Language", opts.AcceptLanguage)
+	}
+	for k, vs := range opts.Header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Host", "User-Agent", "Cookie":
+			continue
+		}
+		h.Del(k)
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	var cookies []string
+	if c.cookies != nil {
+		for _, ck := range c.cookies.Cookies(hreq.URL) {
+			cookies = append(cookies, ck.Name+"="+ck.Value)
+		}
+	}
+	if opts.Cookie != "" {
+		cookies = append(cookies, opts.Cookie)
+	}
+	if len(cookies) > 0 {
+		h.Set("Cookie", strings.Join(cookies, "; "))
+	}
+
+	var ts traceState
+	hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, ts.trace()))
+	sent := SentRequest{Method: method, URL: hreq.URL, Header: h.Clone()}
+	sent.Header.Set("Host", hreq.Host)
+
+	start := time.Now()
+	resp, err := c.transport.RoundTrip(hreq)
+	if err != nil {
+		ts.mu.Lock()
+		tlsFailed := ts.tlsFailed
+		ts.mu.Unlock()
+		own := errors.Is(context.Cause(ctx), errTimeout)
+		return fail(classify(err, tlsFailed, own, ctx.Err() != nil), err)
+	}
+	defer resp.Body.Close()
+
+	r := &Result{
+		URL:     hreq.URL,
+		Status:  resp.StatusCode,
+		Reason:  reason(resp),
+		Proto:   resp.Proto,
+		Header:  resp.Header,
+		Start:   start,
+		Request: sent,
+	}
+	if method != http.MethodHead {
+		raw, trunc, err := readBody(resp.Body, c.cfg.MaxBodySize)
+		switch {
+		case err == nil:
+		case errors.Is(context.Cause(ctx), errTimeout):
+			// Seed 001 §5.4: a time limit per URL; what arrived is kept.
+			trunc = TruncTime
+		default:
+			own := errors.Is(context.Cause(ctx), errTimeout)
+			return fail(classify(err, false, own, ctx.Err() != nil), fmt.Errorf("reading body: %w", err))
+		}
+		r.RawBody = raw
+		if trunc != TruncNone {
+			r.Truncated, r.TruncReason = true, trunc
+		}
+	}
+	r.Duration = time.Since(start)
+	ts.mu.Lock()
+	r.RemoteAddr, r.ConnReused = ts.remote, ts.reused
+	if !ts.firstByte.IsZero() {
+		r.TTFB = ts.firstByte.Sub(start)
+	}
+	ts.mu.Unlock()
+
+	c.decodeBody(r)
+	r.ContentType = resp.Header.Get("Content-Type")
+	if r.ContentType == "" && len(r.Body) > 0 {
+		r.ContentType, r.Sniffed = http.DetectContentType(r.Body), true
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			if ru, err := urlnorm.Resolve(hreq.URL, loc, urlnorm.Options{}); err == nil {
+				r.Redirect = ru
+			}
+		}
+	}
+	if c.cookies != nil {
+		c.cookies.SetCookies(hreq.URL, resp.Cookies())
+	}
+	return r, nil
+}
+
+func reason(resp *http.Response) string {
+	code := fmt.Sprintf("%03d", resp.StatusCode)
+	if s, ok := strings.CutPrefix(resp.Status, code); ok {
+		return strings.TrimSpace(s)
+	}
+	return http.StatusText(resp.StatusCode)
+}
+
+// readBody reads at most limit bytes. Reaching the limit is TruncSize,
+// not an error; the rest is not read (the connection is not reused).
+func readBody(body io.Reader, limit int64) ([]byte, Truncation, error) {
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(body, limit+1))
+	if n > limit {
+		return buf.Bytes()[:limit], TruncSize, nil
+	}
+	return buf.Bytes(), TruncNone, err
+}
+
+func (c *Client) decodeBody(r *Result) {
+	if len(r.RawBody) == 0 {
+		return
+	}
+	body, err := decode(r.RawBody, r.Header.Get("Content-Encoding"), c.cfg.MaxDecodedSize)
+	r.Body = body
+	if err == nil || r.Truncated {
+		// A body cut by size or time fails to decode at its end; the
+		// first reason is the one that counts.
+		return
+	}
+	r.Truncated = true
+	if errors.Is(err, errDecodeLimit) {
+		r.TruncReason = TruncSize
+		return
+	}
+	r.TruncReason, r.DecodeErr = TruncDecode, err
+}
