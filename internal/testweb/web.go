@@ -108,11 +108,10 @@ type Site struct {
 	// (Host and Aliases), or "".
 	DupGroup string
 
-	index    int      // position in Web.sites
-	special  special  // which hazard site, or specGeneric
-	identity string   // name hashed to seed the site's content
-	origin   string   // scheme and host used in absolute links and canonical tags
-	extra    []string // names answering like this site but not aliases (wildcards)
+	index    int     // position in Web.sites
+	special  special // which hazard site, or specGeneric
+	identity string  // name hashed to seed the site's content
+	origin   string  // scheme and host used in absolute links and canonical tags
 }
 
 // pageCount is the number of generic pages the site serves.

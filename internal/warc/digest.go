@@ -7,7 +7,6 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"strconv"
 	"strings"
@@ -19,15 +18,6 @@ import (
 func Digest(b []byte) string {
 	s := sha1.Sum(b)
 	return "sha1:" + base32.StdEncoding.EncodeToString(s[:])
-}
-
-// digester accumulates a Digest over a stream.
-type digester struct{ h hash.Hash }
-
-func newDigester() *digester                    { return &digester{h: sha1.New()} }
-func (d *digester) Write(p []byte) (int, error) { return d.h.Write(p) }
-func (d *digester) String() string {
-	return "sha1:" + base32.StdEncoding.EncodeToString(d.h.Sum(nil))
 }
 
 // PayloadDigest returns the WARC-Payload-Digest of an HTTP message whose
