@@ -2,14 +2,560 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/courtesy-crawler/courtesy/internal/config"
+	"github.com/courtesy-crawler/courtesy/internal/httpcache"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
+	"github.com/courtesy-crawler/courtesy/internal/mitm"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/politeness/redisbackend"
+	"github.com/courtesy-crawler/courtesy/internal/proxy"
+	"github.com/courtesy-crawler/courtesy/internal/service"
 )
 
-// runProxy is not built yet; its issue is open.
+// millis is a delay written in milliseconds, as seed 000 Listing 9 does.
+type millis int64
+
+func (m millis) duration() time.Duration { return time.Duration(m) * time.Millisecond }
+
+// listing9Domain is one entry of Listing 9's politeness.domains.
+type listing9Domain struct {
+	Domain   string `yaml:"domain"`
+	Delay    millis `yaml:"delay"`    // milliseconds
+	Override bool   `yaml:"override"` // win over a larger robots Crawl-delay
+}
+
+// proxyFile is the YAML configuration of `courtesy proxy` (docs/configuration.md).
+type proxyFile struct {
+	Listen    string `yaml:"listen"`
+	APIListen string `yaml:"api-listen"`
+	Data      string `yaml:"data"`
+	Redis     string `yaml:"redis"`
+	// MITM intercepts CONNECT tunnels (--mitm).
+	MITM bool `yaml:"mitm"`
+	// UpstreamCAFile adds PEM certificates to the system roots trusted for
+	// origins (intercepted HTTPS and robots.txt over HTTPS).
+	UpstreamCAFile string `yaml:"upstream-ca-file"`
+	Politeness     struct {
+		politeness.Config `yaml:",squash"`
+		// Domains and DefaultDomain are seed 000 Listing 9 (delays in ms).
+		Domains       []listing9Domain `yaml:"domains"`
+		DefaultDomain *listing9Domain  `yaml:"default-domain"`
+	} `yaml:"politeness"`
+	Proxy proxy.Config `yaml:"proxy"`
+	Cache struct {
+		Enabled          bool          `yaml:"enabled"`
+		MaxBytes         int64         `yaml:"max-bytes"`
+		MemoryBytes      int64         `yaml:"memory-bytes"`
+		MaxEntryBytes    int64         `yaml:"max-entry-bytes"`
+		MaxVariants      int           `yaml:"max-variants"`
+		Override         bool          `yaml:"override"`
+		OverrideLifetime time.Duration `yaml:"override-lifetime"`
+		HeuristicDefault time.Duration `yaml:"heuristic-default"`
+		StoreSetCookie   bool          `yaml:"store-set-cookie"`
+	} `yaml:"cache"`
+	Admin struct {
+		Token string `yaml:"token"`
+	} `yaml:"admin"`
+	Service struct {
+		ReserveWindow time.Duration `yaml:"reserve-window"`
+	} `yaml:"service"`
+}
+
+func defaultProxyFile() proxyFile {
+	var f proxyFile
+	f.Listen = "127.0.0.1:8080"
+	f.Data = "./courtesy-data"
+	f.Cache.Enabled = true
+	f.Cache.Override = true
+	f.Proxy.Mode = proxy.ModeWait
+	return f
+}
+
+// proxyFlags are the command-line flags; set ones override the file.
+type proxyFlags struct {
+	commonFlags
+	listen, apiListen, data, mode, redis string
+	defaultDelay, maxWait                time.Duration
+	allowPrivate, noCache, mitm          bool
+}
+
+// runProxy runs the polite forward proxy with the politeness services and
+// monitoring (docs/proxy.md).
 func runProxy(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "proxy", "", "Not built yet.")
+	fs := newFlagSet(env, "proxy", "", `
+Run the polite forward proxy (seed 000): point http_proxy / https_proxy at
+it and every request obeys robots.txt and per-host delays. Origin-form
+requests to the same address reach the politeness services
+(POST /politeness, /politeness/verbose), the admin API (/admin/delays,
+token in DATA/admin-token unless admin.token is configured) and monitoring
+(/health, /metrics, /delays, /trace), unless --api-listen moves them.
+See docs/proxy.md and docs/configuration.md.`)
+	var fl proxyFlags
+	fl.register(fs)
+	fs.StringVar(&fl.listen, "listen", "127.0.0.1:8080", "proxy listen `ADDR` (port 0 picks one; the address is printed)")
+	fs.StringVar(&fl.apiListen, "api-listen", "", "serve the services and monitoring on this `ADDR` instead of the proxy's")
+	fs.StringVar(&fl.data, "data", "./courtesy-data", "state `DIR` (cache, robots cache, delays, admin token)")
+	fs.StringVar(&fl.mode, "mode", "wait", "`MODE` for requests that would break a delay: reject (429), wait or sequential")
+	fs.DurationVar(&fl.defaultDelay, "default-delay", time.Second, "delay between requests to one host without a configured delay")
+	fs.DurationVar(&fl.maxWait, "max-wait", 30*time.Second, "longest a request is held in wait mode before 429")
+	fs.BoolVar(&fl.allowPrivate, "allow-private", false, "let requests reach loopback, private and link-local addresses (SSRF guard off)")
+	fs.StringVar(&fl.redis, "redis", "", "share the politeness state through Redis at `ADDR` (cluster mode)")
+	fs.BoolVar(&fl.noCache, "no-cache", false, "disable the HTTP cache")
+	fs.BoolVar(&fl.mitm, "mitm", false, "intercept HTTPS (CONNECT) with a local CA kept in DATA/mitm-ca.pem, so robots.txt paths, delays and the cache apply to HTTPS too")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	return errors.New("not built yet")
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	set := flagsSet(fs)
+	fc, err := loadProxyFile(fl.config, &fl, set)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	log, err := fl.logger(env.Stderr)
+	if err != nil {
+		return err
+	}
+	res, err := fl.resolver()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(fc.Data, 0o755); err != nil {
+		return fmt.Errorf("proxy: data dir: %w", err)
+	}
+	db, err := kv.Open(filepath.Join(fc.Data, "store"), kv.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	// The politeness gate: memory state (or Redis), persistent robots
+	// cache and delays; robots.txt fetched through the same guarded dialer
+	// as the proxy's own requests.
+	var allowPrivate struct {
+		sync.Mutex
+		v bool
+	}
+	allowPrivate.v = fc.Proxy.AllowPrivate
+	isPrivateAllowed := func() bool { allowPrivate.Lock(); defer allowPrivate.Unlock(); return allowPrivate.v }
+	counters := &politeness.Counters{}
+	backend := politeness.Backend{
+		Robots: politeness.NewKVRobotsStore(db),
+		Delays: politeness.NewKVDelayStore(db),
+	}
+	if fc.Redis != "" {
+		rc := redis.NewClient(&redis.Options{Addr: fc.Redis})
+		defer rc.Close()
+		if err := rc.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("proxy: redis %s: %w", fc.Redis, err)
+		}
+		backend = redisbackend.Backend(rc, redisbackend.Options{})
+	}
+	backend.Observer = counters
+	upstreamTLS, err := upstreamTLSConfig(fc.UpstreamCAFile)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	backend.HTTPClient = &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     upstreamTLS,
+		DialContext:         proxy.Dialer(res, isPrivateAllowed),
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     30 * time.Second,
+	}}
+	polCfg := gateConfig(fc)
+	gate, err := politeness.New(polCfg, backend)
+	if err != nil {
+		return usagef("%v", err)
+	}
+
+	var cache *httpcache.Cache
+	if fc.Cache.Enabled {
+		cache, err = httpcache.Open(db, cacheOptions(fc))
+		if err != nil {
+			return usagef("%v", err)
+		}
+		defer cache.Close() // before db.Close (deferred earlier)
+	}
+
+	var ca *mitm.CA
+	if fc.MITM {
+		var created bool
+		if ca, created, err = mitm.LoadOrCreateCA(fc.Data); err != nil {
+			return err
+		}
+		if created {
+			fmt.Fprintf(env.Stdout, "courtesy proxy: created the interception CA %s; trust it with\n"+
+				"  curl --cacert %[1]s ...\n  python3: ssl.create_default_context(cafile=%[1]q), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE=%[1]s\n", ca.CertPath())
+		}
+		log.Info("intercepting HTTPS", "ca", ca.CertPath())
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	px, err := proxy.New(fc.Proxy, proxy.Options{
+		Gate: gate, Cache: cache, Resolver: res, Logger: log, Registry: reg, Counters: counters, MITM: ca,
+		UpstreamTLS: upstreamTLS,
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer px.Close()
+
+	token, tokenFile, err := adminToken(fc)
+	if err != nil {
+		return err
+	}
+	var cfgMu sync.Mutex
+	current := fc
+	svc, err := service.New(service.Options{
+		Gate: gate, Proxy: px, Cache: cache, Gatherer: reg, AdminToken: token, Logger: log,
+		ReserveWindow: fc.Service.ReserveWindow,
+		Config: func() any {
+			cfgMu.Lock()
+			fc := current
+			cfgMu.Unlock()
+			// The file's view, with the politeness and proxy sections as in
+			// force (defaults filled in, live changes applied).
+			view := redactedConfig(fc).(map[string]any)
+			pol := configView(reflect.ValueOf(gate.Config())).(map[string]any)
+			if d, err := gate.DefaultDelay(ctx); err == nil {
+				pol["default-delay"] = d.String()
+			}
+			view["politeness"] = pol
+			live := px.Config()
+			live.Users = fc.Proxy.Users
+			view["proxy"] = redactedConfig(proxyFile{Proxy: live}).(map[string]any)["proxy"]
+			return view
+		},
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", fc.Listen)
+	if err != nil {
+		return fmt.Errorf("proxy: listen: %w", err)
+	}
+	px.AddSelf(ln.Addr().String())
+	var servers []*http.Server
+	var apiLn net.Listener
+	if fc.APIListen != "" {
+		if apiLn, err = net.Listen("tcp", fc.APIListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("proxy: api listen: %w", err)
+		}
+		px.AddSelf(apiLn.Addr().String())
+		servers = append(servers, proxy.NewServer(px.Handler(nil), fc.Proxy, log), proxy.NewServer(px.Handler(svc), fc.Proxy, log))
+	} else {
+		servers = append(servers, proxy.NewServer(px.Handler(svc), fc.Proxy, log))
+	}
+
+	fmt.Fprintf(env.Stdout, "courtesy proxy: listening on http://%s\n", ln.Addr())
+	if apiLn != nil {
+		fmt.Fprintf(env.Stdout, "courtesy proxy: services on http://%s\n", apiLn.Addr())
+	}
+	if tokenFile != "" {
+		fmt.Fprintf(env.Stdout, "courtesy proxy: admin token in %s\n", tokenFile)
+	}
+	log.Info("proxy started", "listen", ln.Addr().String(), "mode", fc.Proxy.Mode, "data", fc.Data, "redis", fc.Redis, "cache", fc.Cache.Enabled)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 3)
+	var wg sync.WaitGroup
+	serve := func(srv *http.Server, l net.Listener) {
+		defer wg.Done()
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	}
+	wg.Add(1)
+	go serve(servers[0], ln)
+	if apiLn != nil {
+		wg.Add(1)
+		go serve(servers[1], apiLn)
+	}
+	if fl.config != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := config.Watch(ctx, fl.config, func() {
+				nf, err := loadProxyFile(fl.config, &fl, set)
+				if err != nil {
+					log.Error("config reload failed; keeping the previous configuration", "file", fl.config, "err", err)
+					return
+				}
+				cfgMu.Lock()
+				old := current
+				current = nf
+				cfgMu.Unlock()
+				if err := applyProxyFile(ctx, old, nf, gate, px, svc); err != nil {
+					log.Error("config reload partly applied", "file", fl.config, "err", err)
+					return
+				}
+				allowPrivate.Lock()
+				allowPrivate.v = nf.Proxy.AllowPrivate
+				allowPrivate.Unlock()
+				log.Info("config reloaded", "file", fl.config)
+			})
+			if err != nil {
+				errc <- err
+			}
+		}()
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	cancel()
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	for _, srv := range servers {
+		_ = srv.Shutdown(sctx)
+	}
+	_ = px.Close()
+	wg.Wait()
+	log.Info("proxy stopped")
+	return runErr
+}
+
+// upstreamTLSConfig trusts the system roots plus the PEM file, if any.
+func upstreamTLSConfig(file string) (*tls.Config, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: upstream-ca-file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("proxy: upstream-ca-file %s: no PEM certificates", file)
+	}
+	return &tls.Config{RootCAs: pool}, nil
+}
+
+// loadProxyFile builds the configuration: defaults, then the file and the
+// environment, then the flags given on the command line.
+func loadProxyFile(path string, fl *proxyFlags, set map[string]bool) (proxyFile, error) {
+	fc := defaultProxyFile()
+	if err := config.Load(path, &fc); err != nil {
+		return fc, err
+	}
+	if set["listen"] || fc.Listen == "" {
+		fc.Listen = fl.listen
+	}
+	if set["api-listen"] {
+		fc.APIListen = fl.apiListen
+	}
+	if set["data"] || fc.Data == "" {
+		fc.Data = fl.data
+	}
+	if set["redis"] {
+		fc.Redis = fl.redis
+	}
+	if set["mode"] {
+		fc.Proxy.Mode = proxy.Mode(fl.mode)
+	}
+	if set["max-wait"] {
+		fc.Proxy.MaxWait = fl.maxWait
+	}
+	if set["allow-private"] {
+		fc.Proxy.AllowPrivate = fl.allowPrivate
+	}
+	if set["mitm"] {
+		fc.MITM = fl.mitm
+	}
+	if set["no-cache"] && fl.noCache {
+		fc.Cache.Enabled = false
+	}
+	if set["default-delay"] {
+		fc.Politeness.DefaultDomain = nil
+		fc.Politeness.DefaultDelay = fl.defaultDelay
+		if fl.defaultDelay == 0 {
+			fc.Politeness.DefaultDelay = -1 // 0 means "no delay" on the command line
+		}
+	}
+	if _, err := proxy.ParseMode(string(fc.Proxy.Mode)); err != nil {
+		return fc, err
+	}
+	if err := fc.Proxy.Validate(); err != nil {
+		return fc, err
+	}
+	if err := gateConfig(fc).Validate(); err != nil {
+		return fc, err
+	}
+	return fc, cacheOptions(fc).Validate()
+}
+
+// gateConfig merges Listing 9's domains into the politeness config.
+func gateConfig(fc proxyFile) politeness.Config {
+	c := fc.Politeness.Config
+	c.Delays = append([]politeness.DelayRule(nil), c.Delays...)
+	for _, d := range fc.Politeness.Domains {
+		c.Delays = append(c.Delays, politeness.DelayRule{Key: strings.ToLower(d.Domain), Delay: d.Delay.duration(), Override: d.Override})
+	}
+	if dd := fc.Politeness.DefaultDomain; dd != nil {
+		c.DefaultDelay = dd.Delay.duration()
+		if c.DefaultDelay == 0 {
+			c.DefaultDelay = -1
+		}
+	}
+	return c
+}
+
+func cacheOptions(fc proxyFile) httpcache.Options {
+	c := fc.Cache
+	return httpcache.Options{
+		MaxBytes: c.MaxBytes, MemoryBytes: c.MemoryBytes, MaxEntryBytes: c.MaxEntryBytes, MaxVariants: c.MaxVariants,
+		Policy: httpcache.Policy{
+			DisableOverride: !c.Override, OverrideLifetime: c.OverrideLifetime,
+			HeuristicDefault: c.HeuristicDefault, StoreSetCookie: c.StoreSetCookie,
+		},
+	}
+}
+
+// applyProxyFile applies a changed file without a restart: manual delays,
+// the default delay (when the file's value changed), the proxy's runtime
+// settings and the admin token. Listen addresses, data dir, Redis and the
+// cache sizes need a restart.
+func applyProxyFile(ctx context.Context, old, nf proxyFile, gate *politeness.Gate, px *proxy.Proxy, svc *service.Service) error {
+	nc := gateConfig(nf)
+	gate.SetConfigDelays(nc.Delays)
+	if oc := gateConfig(old); oc.DefaultDelay != nc.DefaultDelay {
+		d := max(nc.DefaultDelay, 0)
+		if nc.DefaultDelay == 0 {
+			d = time.Second
+		}
+		if err := gate.SetDefaultDelay(ctx, d); err != nil {
+			return err
+		}
+	}
+	if nf.Admin.Token != "" && nf.Admin.Token != old.Admin.Token {
+		svc.SetAdminToken(nf.Admin.Token)
+	}
+	return px.SetConfig(nf.Proxy)
+}
+
+// adminToken returns the configured token, or the one kept in
+// DATA/admin-token (created, random, mode 0600, on first start) and that
+// file's path.
+func adminToken(fc proxyFile) (token, file string, err error) {
+	if fc.Admin.Token != "" {
+		return fc.Admin.Token, "", nil
+	}
+	file = filepath.Join(fc.Data, "admin-token")
+	if b, err := os.ReadFile(file); err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, file, nil
+		}
+	}
+	var raw [24]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", "", fmt.Errorf("proxy: admin token: %w", err)
+	}
+	token = hex.EncodeToString(raw[:])
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("proxy: admin token: %w", err)
+	}
+	return token, file, nil
+}
+
+// redactedConfig is GET /admin/config: the configuration in force with
+// passwords and the token removed.
+func redactedConfig(fc proxyFile) any {
+	fc.Admin.Token = ""
+	if len(fc.Proxy.Users) > 0 {
+		users := make(map[string]string, len(fc.Proxy.Users))
+		for u := range fc.Proxy.Users {
+			users[u] = "(redacted)"
+		}
+		fc.Proxy.Users = users
+	}
+	return configView(reflect.ValueOf(fc))
+}
+
+// configView turns a config struct into maps keyed by its YAML names
+// (squashed structs inlined, "-" fields and functions left out, durations
+// as strings), for JSON.
+func configView(v reflect.Value) any {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return configView(v.Elem())
+	case reflect.Struct:
+		out := map[string]any{}
+		configFields(v, out)
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return []any{}
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = configView(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		out := map[string]any{}
+		for _, k := range v.MapKeys() {
+			out[fmt.Sprint(k.Interface())] = configView(v.MapIndex(k))
+		}
+		return out
+	case reflect.Func, reflect.Chan:
+		return nil
+	}
+	if d, ok := v.Interface().(time.Duration); ok {
+		return d.String()
+	}
+	return v.Interface()
+}
+
+func configFields(v reflect.Value, out map[string]any) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		switch {
+		case tag == "-" || f.Type.Kind() == reflect.Func:
+			continue
+		case strings.Contains(opts, "squash") && f.Type.Kind() == reflect.Struct:
+			configFields(v.Field(i), out)
+			continue
+		case name == "":
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = configView(v.Field(i))
+	}
 }

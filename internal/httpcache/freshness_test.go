@@ -1,0 +1,186 @@
+package httpcache
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func hdr(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
+
+func httpDate(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+
+func TestLifetime(t *testing.T) {
+	t.Parallel()
+	strict := Policy{DisableOverride: true}
+	tests := []struct {
+		name   string
+		status int
+		h      http.Header
+		p      Policy
+		want   time.Duration
+	}{
+		{"s-maxage wins for a shared cache (§4.2.1)", 200, hdr("Cache-Control", "max-age=10, s-maxage=20"), strict, 20 * time.Second},
+		{"max-age beats Expires", 200, hdr("Cache-Control", "max-age=10", "Date", httpDate(t0), "Expires", httpDate(t0.Add(time.Hour))), strict, 10 * time.Second},
+		{"Expires minus Date", 200, hdr("Date", httpDate(t0), "Expires", httpDate(t0.Add(time.Hour))), strict, time.Hour},
+		{"Expires in the past", 200, hdr("Date", httpDate(t0), "Expires", httpDate(t0.Add(-time.Hour))), strict, 0},
+		{"invalid Expires is the past (§5.3)", 200, hdr("Date", httpDate(t0), "Expires", "0"), strict, 0},
+		{"two Expires lines are stale (§4.2.1)", 200, hdr("Expires", httpDate(t0.Add(time.Hour)), "Expires", httpDate(t0.Add(time.Hour))), strict, 0},
+		{"invalid max-age is stale", 200, hdr("Cache-Control", "max-age=x", "Expires", httpDate(t0.Add(time.Hour))), strict, 0},
+		{"heuristic 10% of Last-Modified age (§4.2.2)", 200, hdr("Date", httpDate(t0), "Last-Modified", httpDate(t0.Add(-10*time.Hour))), strict, time.Hour},
+		{"heuristic capped", 200, hdr("Date", httpDate(t0), "Last-Modified", httpDate(t0.Add(-1000*time.Hour))), strict, 24 * time.Hour},
+		{"heuristic fraction configurable", 200, hdr("Date", httpDate(t0), "Last-Modified", httpDate(t0.Add(-10*time.Hour))), Policy{DisableOverride: true, HeuristicFraction: 0.5}, 5 * time.Hour},
+		{"heuristic disabled", 200, hdr("Date", httpDate(t0), "Last-Modified", httpDate(t0.Add(-10*time.Hour))), Policy{DisableOverride: true, HeuristicFraction: -1}, 0},
+		{"no heuristic for 302", 302, hdr("Date", httpDate(t0), "Last-Modified", httpDate(t0.Add(-10*time.Hour))), strict, 0},
+		{"nothing: default heuristic 0", 200, hdr(), strict, 0},
+		{"nothing: configured default", 404, hdr(), Policy{HeuristicDefault: time.Minute}, time.Minute},
+		{"override: no-cache fresh for a day (seed 000 §4.6)", 200, hdr("Cache-Control", "no-cache, max-age=0"), Policy{}, 24 * time.Hour},
+		{"override: no-store with custom lifetime", 200, hdr("Cache-Control", "no-store"), Policy{OverrideLifetime: time.Hour}, time.Hour},
+		{"override off: no-cache max-age=0", 200, hdr("Cache-Control", "no-cache, max-age=0"), strict, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Lifetime(tt.status, tt.h, ParseCacheControl(tt.h), t0, tt.p)
+			if got != tt.want {
+				t.Errorf("Lifetime = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInitialAge(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		h        http.Header
+		req, rsp time.Time
+		want     time.Duration
+	}{
+		{"fresh from origin", hdr("Date", httpDate(t0)), t0, t0, 0},
+		{"response delay counts (§4.2.3)", hdr("Date", httpDate(t0)), t0, t0.Add(2 * time.Second), 2 * time.Second},
+		{"Age plus delay", hdr("Date", httpDate(t0), "Age", "100"), t0, t0.Add(time.Second), 101 * time.Second},
+		{"apparent age from an old Date", hdr("Date", httpDate(t0.Add(-time.Minute))), t0, t0, time.Minute},
+		{"Date in the future is not negative", hdr("Date", httpDate(t0.Add(time.Hour))), t0, t0, 0},
+		{"bad Age ignored", hdr("Age", "-3"), t0, t0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := InitialAge(tt.h, tt.req, tt.rsp); got != tt.want {
+				t.Errorf("InitialAge = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	cc := func(s string) Directives { return ParseCacheControlValues([]string{s}) }
+	tests := []struct {
+		name          string
+		req, resp     string
+		pragma        bool
+		overridden    bool
+		lifetime, age time.Duration
+		want          Action
+	}{
+		{"fresh", "", "max-age=60", false, false, time.Minute, time.Second, Fresh},
+		{"stale", "", "max-age=60", false, false, time.Minute, 2 * time.Minute, Stale},
+		{"age equal to lifetime is stale", "", "", false, false, time.Minute, time.Minute, Stale},
+		{"request no-cache validates (§5.2.1.4)", "no-cache", "", false, false, time.Hour, 0, Stale},
+		{"pragma no-cache validates (§5.4)", "", "", true, false, time.Hour, 0, Stale},
+		{"response no-cache validates (§5.2.2.4)", "", "no-cache", false, false, time.Hour, 0, Stale},
+		{"response no-cache overridden (seed 000 §4.6)", "", "no-cache", false, true, 24 * time.Hour, time.Hour, Fresh},
+		{"request no-cache beats the override", "no-cache", "no-cache", false, true, 24 * time.Hour, time.Hour, Stale},
+		{"request max-age too young (§5.2.1.1)", "max-age=10", "", false, false, time.Hour, 20 * time.Second, Stale},
+		{"request max-age satisfied", "max-age=30", "", false, false, time.Hour, 20 * time.Second, Fresh},
+		{"request max-age=0", "max-age=0", "", false, false, time.Hour, time.Second, Stale},
+		{"min-fresh not met (§5.2.1.3)", "min-fresh=600", "", false, false, time.Hour, 55 * time.Minute, Stale},
+		{"min-fresh met", "min-fresh=60", "", false, false, time.Hour, 55 * time.Minute, Fresh},
+		{"max-stale any (§5.2.1.2)", "max-stale", "", false, false, time.Minute, time.Hour, Fresh},
+		{"max-stale within", "max-stale=120", "", false, false, time.Minute, 2 * time.Minute, Fresh},
+		{"max-stale exceeded", "max-stale=30", "", false, false, time.Minute, 2 * time.Minute, Stale},
+		{"must-revalidate forbids stale (§4.2.4)", "max-stale", "must-revalidate", false, false, time.Minute, time.Hour, Stale},
+		{"s-maxage forbids stale", "max-stale", "s-maxage=60", false, false, time.Minute, time.Hour, Stale},
+		{"only-if-cached with fresh", "only-if-cached", "", false, false, time.Hour, 0, Fresh},
+		{"only-if-cached with stale → 504 (§5.2.1.7)", "only-if-cached", "", false, false, time.Minute, time.Hour, GatewayTimeout},
+		{"only-if-cached and no-cache → 504", "only-if-cached, no-cache", "", false, false, time.Hour, 0, GatewayTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Decide(cc(tt.req), tt.pragma, cc(tt.resp), tt.overridden, tt.lifetime, tt.age)
+			if got != tt.want {
+				t.Errorf("Decide = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStorable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		method string
+		reqH   http.Header
+		status int
+		respH  http.Header
+		p      Policy
+		want   bool
+	}{
+		{"200 plain", "GET", hdr(), 200, hdr(), Policy{}, true},
+		{"POST not cached", "POST", hdr(), 200, hdr("Cache-Control", "max-age=60"), Policy{}, false},
+		{"range request", "GET", hdr("Range", "bytes=0-1"), 206, hdr(), Policy{}, false},
+		{"206 not cached", "GET", hdr(), 206, hdr("Cache-Control", "max-age=60"), Policy{}, false},
+		{"304 not cached", "GET", hdr(), 304, hdr(), Policy{}, false},
+		{"404 heuristically cacheable", "GET", hdr(), 404, hdr(), Policy{}, true},
+		{"302 without expiry", "GET", hdr(), 302, hdr(), Policy{}, false},
+		{"302 with max-age", "GET", hdr(), 302, hdr("Cache-Control", "max-age=60"), Policy{}, true},
+		{"request no-store binds (§5.2.1.5)", "GET", hdr("Cache-Control", "no-store"), 200, hdr(), Policy{}, false},
+		{"response private (§5.2.2.7)", "GET", hdr(), 200, hdr("Cache-Control", "private, max-age=60"), Policy{}, false},
+		{"response no-store overridden (seed 000 §4.6)", "GET", hdr(), 200, hdr("Cache-Control", "no-store"), Policy{}, true},
+		{"response no-store strict", "GET", hdr(), 200, hdr("Cache-Control", "no-store"), Policy{DisableOverride: true}, false},
+		{"Vary: * (§4.1)", "GET", hdr(), 200, hdr("Vary", "Accept, *"), Policy{}, false},
+		{"Authorization without public (§3.5)", "GET", hdr("Authorization", "Basic x"), 200, hdr("Cache-Control", "max-age=60"), Policy{}, false},
+		{"Authorization with public", "GET", hdr("Authorization", "Basic x"), 200, hdr("Cache-Control", "public, max-age=60"), Policy{}, true},
+		{"Set-Cookie refused by default", "GET", hdr(), 200, hdr("Set-Cookie", "a=b"), Policy{}, false},
+		{"Set-Cookie allowed by policy", "GET", hdr(), 200, hdr("Set-Cookie", "a=b"), Policy{StoreSetCookie: true}, true},
+		{"500 without expiry", "GET", hdr(), 500, hdr(), Policy{}, false},
+		{"500 public", "GET", hdr(), 500, hdr("Cache-Control", "public"), Policy{}, true},
+		{"999 unknown status", "GET", hdr(), 999, hdr("Cache-Control", "max-age=60"), Policy{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, why := Storable(tt.method, tt.reqH, ParseCacheControl(tt.reqH), tt.status, tt.respH, ParseCacheControl(tt.respH), tt.p)
+			if got != tt.want {
+				t.Errorf("Storable = %v (%s), want %v", got, why, tt.want)
+			}
+			if !got && why == "" {
+				t.Error("refusal without a reason")
+			}
+		})
+	}
+}
+
+func TestPragmaNoCache(t *testing.T) {
+	t.Parallel()
+	if !PragmaNoCache(hdr("Pragma", "no-cache")) {
+		t.Error("Pragma: no-cache alone should count")
+	}
+	if PragmaNoCache(hdr("Pragma", "no-cache", "Cache-Control", "max-age=5")) {
+		t.Error("Cache-Control present: Pragma must be ignored (RFC 9111 §5.4)")
+	}
+	if PragmaNoCache(hdr()) {
+		t.Error("no Pragma")
+	}
+}

@@ -1,0 +1,642 @@
+// Package service is Courtesy's HTTP JSON API beside the proxy: the
+// politeness services for mature crawlers (seed 000 §4.7.3, §5.7), the
+// admin API for delays and configuration (§5.6, §5.9), and monitoring
+// (§5.10).
+//
+//	POST /politeness            JSON array of URLs → array of the URLs allowed now
+//	GET  /politeness?urls=a,b   the same, URLs in the query
+//	POST /politeness/verbose    → [{url, error, allowed, retryAfter}] (Listing 8)
+//	POST /politeness/done       report fetches of reserved URLs (reserve=true)
+//	GET|PUT|DELETE /admin/delays/{key}, GET /admin/delays, GET /admin/config  (token)
+//	GET  /health, /metrics, /delays, /trace, /cache
+//
+// ?reserve=true on the three politeness calls makes every allowed URL take
+// its host's slot for Options.ReserveWindow, so two crawlers asking at once
+// are never both allowed the same host. A reservation not reported done
+// within its window is released by the gate's lease expiry (counting as a
+// fetch that ended then).
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/courtesy-crawler/courtesy/internal/httpcache"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/proxy"
+)
+
+// Limits on requests to the services.
+const (
+	// MaxBodyBytes bounds a JSON request body.
+	MaxBodyBytes = 1 << 20
+	// MaxURLs bounds the URLs of one politeness call.
+	MaxURLs = 1000
+	// MaxDelays is the most entries GET /delays returns (seed 000 §5.10).
+	MaxDelays = 2000
+	// maxReservations bounds the reservations remembered for /done.
+	maxReservations = 100_000
+)
+
+// Options are the service's collaborators. Gate is required.
+type Options struct {
+	Gate  *politeness.Gate
+	Proxy *proxy.Proxy     // for /trace; nil: empty
+	Cache *httpcache.Cache // for /cache; nil: caching off
+	// Gatherer serves /metrics; nil serves an empty registry.
+	Gatherer prometheus.Gatherer
+	// AdminToken guards /admin/*; "" disables the admin API.
+	AdminToken string
+	// Config returns the effective configuration for GET /admin/config,
+	// secrets already removed; nil answers {}.
+	Config func() any
+	// ReserveWindow is how long a reservation holds its host's slot.
+	// Default 10s.
+	ReserveWindow time.Duration
+	Logger        *slog.Logger
+}
+
+// Service is the API handler. It is safe for concurrent use.
+type Service struct {
+	o     Options
+	mux   *http.ServeMux
+	token atomic.Pointer[string]
+
+	// res guards reserved permits by URL, for POST /politeness/done.
+	res struct {
+		sync.Mutex
+		m map[string]*politeness.Permit
+	}
+}
+
+// New builds the service.
+func New(o Options) (*Service, error) {
+	if o.Gate == nil {
+		return nil, errors.New("service: a politeness gate is required")
+	}
+	if o.ReserveWindow <= 0 {
+		o.ReserveWindow = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Gatherer == nil {
+		o.Gatherer = prometheus.NewRegistry()
+	}
+	s := &Service{o: o, mux: http.NewServeMux()}
+	s.res.m = map[string]*politeness.Permit{}
+	s.SetAdminToken(o.AdminToken)
+	m := s.mux
+	m.HandleFunc("POST /politeness", s.filter)
+	m.HandleFunc("GET /politeness", s.filter)
+	m.HandleFunc("POST /politeness/verbose", s.verbose)
+	m.HandleFunc("POST /politeness/done", s.done)
+	m.HandleFunc("GET /admin/delays", s.admin(s.listDelays))
+	m.HandleFunc("GET /admin/delays/{key}", s.admin(s.getDelay))
+	m.HandleFunc("PUT /admin/delays/{key}", s.admin(s.putDelay))
+	m.HandleFunc("DELETE /admin/delays/{key}", s.admin(s.deleteDelay))
+	m.HandleFunc("GET /admin/config", s.admin(s.config))
+	m.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	m.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+	m.HandleFunc("GET /delays", s.delays)
+	m.HandleFunc("GET /trace", s.trace)
+	m.HandleFunc("GET /cache", s.cacheStats)
+	return s, nil
+}
+
+// SetAdminToken replaces the admin token ("" disables the admin API).
+func (s *Service) SetAdminToken(t string) { s.token.Store(&t) }
+
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Result is one entry of the verbose answer, exactly seed 000 Listing 8:
+// error is null when allowed; retryAfter is in milliseconds, -1 when no
+// delay applies (allowed, or waiting does not help).
+type Result struct {
+	URL        string  `json:"url"`
+	Error      *string `json:"error"`
+	Allowed    bool    `json:"allowed"`
+	RetryAfter int64   `json:"retryAfter"`
+}
+
+// Messages of Listing 8.
+const (
+	msgRobots = "Blocked because URL is excluded from allowed URLs."
+	msgDelay  = "There must be a delay of %d milliseconds between each request."
+)
+
+// check runs Listing 6's loop over urls: a host already allowed earlier in
+// the batch is refused (the thesis allows one URL per host per batch), then
+// robots.txt and the delay decide.
+func (s *Service) check(ctx context.Context, urls []string, reserve bool) []Result {
+	out := make([]Result, 0, len(urls))
+	allowed := map[string]time.Duration{} // key → its effective delay
+	cfg := s.o.Gate.Config()
+	for _, raw := range urls {
+		res := Result{URL: raw, RetryAfter: -1}
+		fail := func(msg string, retry int64) {
+			res.Error, res.RetryAfter = &msg, retry
+			out = append(out, res)
+		}
+		u, err := parseURL(raw)
+		if err != nil {
+			fail(err.Error(), -1)
+			continue
+		}
+		key, err := cfg.KeyFunc(ctx, u)
+		if err != nil {
+			fail("Invalid URL: "+err.Error(), -1)
+			continue
+		}
+		if delay, dup := allowed[key]; dup {
+			// Listing 8: robots.txt still speaks first, then the rule of
+			// one URL per host per batch.
+			if d, err := s.o.Gate.Peek(ctx, u); err == nil && d.Reason == politeness.ReasonRobots {
+				fail(msgRobots, -1)
+				continue
+			}
+			fail(fmt.Sprintf(msgDelay, delay.Milliseconds()), delay.Milliseconds())
+			continue
+		}
+		var d politeness.Decision
+		if reserve {
+			var p *politeness.Permit
+			p, d, err = s.o.Gate.Try(ctx, u, politeness.WithLease(s.o.ReserveWindow))
+			if p != nil {
+				s.remember(u.String(), p)
+			}
+		} else {
+			d, err = s.o.Gate.Peek(ctx, u)
+		}
+		if err != nil {
+			fail("politeness check failed: "+err.Error(), -1)
+			continue
+		}
+		if !d.Allowed {
+			msg := d.Detail
+			switch {
+			case d.Reason == politeness.ReasonRobots:
+				msg = msgRobots
+			case msg == "":
+				msg = fmt.Sprintf(msgDelay, d.Delays.Effective.Milliseconds())
+			}
+			fail(msg, d.RetryAfterMillis())
+			continue
+		}
+		allowed[key] = d.Delays.Effective
+		res.Allowed = true
+		out = append(out, res)
+	}
+	return out
+}
+
+// errInvalidURL is the verbose service's error for a URL it cannot check;
+// its text is a sentence for the `error` field of Listing 8.
+//
+//lint:ignore ST1005 a user-facing sentence, capitalized like Listing 8's
+var errInvalidURL = errors.New("Invalid URL: want an absolute http or https URL")
+
+// parseURL accepts absolute http and https URLs only.
+func parseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errInvalidURL
+	}
+	return u, nil
+}
+
+// remember keeps a reservation until it is reported done or expires.
+func (s *Service) remember(u string, p *politeness.Permit) {
+	s.res.Lock()
+	defer s.res.Unlock()
+	if len(s.res.m) >= maxReservations {
+		now := time.Now()
+		for k, old := range s.res.m {
+			if old.Deadline().Before(now) {
+				delete(s.res.m, k)
+			}
+		}
+		if len(s.res.m) >= maxReservations {
+			return // the lease still expires on its own
+		}
+	}
+	if old := s.res.m[u]; old != nil {
+		_ = old.Release()
+	}
+	s.res.m[u] = p
+}
+
+func (s *Service) filter(w http.ResponseWriter, r *http.Request) {
+	urls, err := readURLs(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	results := s.check(r.Context(), urls, reserveParam(r))
+	allowed := make([]string, 0, len(results))
+	for _, res := range results {
+		if res.Allowed {
+			allowed = append(allowed, res.URL)
+		}
+	}
+	writeJSON(w, http.StatusOK, allowed)
+}
+
+func (s *Service) verbose(w http.ResponseWriter, r *http.Request) {
+	urls, err := readURLs(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.check(r.Context(), urls, reserveParam(r)))
+}
+
+// done takes [{"url": ..., "status": 200}] for reserved URLs that were
+// fetched, ending their reservations so the host's delay counts from now.
+func (s *Service) done(w http.ResponseWriter, r *http.Request) {
+	var reports []struct {
+		URL    string `json:"url"`
+		Status int    `json:"status"`
+	}
+	if err := decodeBody(r, &reports); err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(reports) > MaxURLs {
+		writeError(w, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d reports per call", MaxURLs)})
+		return
+	}
+	ended := 0
+	for _, rep := range reports {
+		s.res.Lock()
+		p := s.res.m[rep.URL]
+		delete(s.res.m, rep.URL)
+		s.res.Unlock()
+		if p != nil {
+			if rep.Status == 0 {
+				_ = p.Release()
+			} else {
+				_ = p.Done(politeness.Outcome{Status: rep.Status})
+			}
+			ended++
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"ended": ended})
+}
+
+func reserveParam(r *http.Request) bool {
+	v, _ := strconv.ParseBool(r.URL.Query().Get("reserve"))
+	return v
+}
+
+// apiError is an error with its HTTP status.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+// readURLs takes the URLs of a politeness call: a JSON array of strings (or
+// {"urls": [...]}) in a POST body, or the urls query parameter — comma
+// separated, optionally in [brackets] as in seed 000 §5.7, repeatable.
+func readURLs(r *http.Request) ([]string, error) {
+	if r.Method == http.MethodGet {
+		var urls []string
+		for _, v := range r.URL.Query()["urls"] {
+			urls = append(urls, SplitURLList(v)...)
+		}
+		if len(urls) == 0 {
+			return nil, &apiError{http.StatusBadRequest, "missing urls parameter"}
+		}
+		if len(urls) > MaxURLs {
+			return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d URLs per call", MaxURLs)}
+		}
+		return urls, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return nil, &apiError{http.StatusBadRequest, "reading body: " + err.Error()}
+	}
+	if len(body) > MaxBodyBytes {
+		return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", MaxBodyBytes)}
+	}
+	return ParseURLList(body)
+}
+
+// ParseURLList parses a politeness call's JSON body: an array of URL
+// strings, or an object {"urls": [...]}. At most MaxURLs.
+func ParseURLList(body []byte) ([]string, error) {
+	var urls []string
+	if err := json.Unmarshal(body, &urls); err != nil {
+		var obj struct {
+			URLs []string `json:"urls"`
+		}
+		if err2 := json.Unmarshal(body, &obj); err2 != nil || obj.URLs == nil {
+			return nil, &apiError{http.StatusBadRequest, "want a JSON array of URL strings: " + err.Error()}
+		}
+		urls = obj.URLs
+	}
+	if len(urls) > MaxURLs {
+		return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d URLs per call", MaxURLs)}
+	}
+	return urls, nil
+}
+
+// SplitURLList splits a query value of URLs separated by commas. A comma
+// only separates when an http:// or https:// URL follows it, so commas
+// inside URLs survive; surrounding [brackets] are dropped.
+func SplitURLList(v string) []string {
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+		v = v[1 : len(v)-1]
+	}
+	var out []string
+	start := 0
+	for i := 0; i < len(v); i++ {
+		if v[i] != ',' {
+			continue
+		}
+		rest := strings.TrimLeft(v[i+1:], " ")
+		if strings.HasPrefix(rest, "http://") || strings.HasPrefix(rest, "https://") {
+			if u := strings.TrimSpace(v[start:i]); u != "" {
+				out = append(out, u)
+			}
+			start = i + 1
+		}
+	}
+	if u := strings.TrimSpace(v[start:]); u != "" {
+		out = append(out, u)
+	}
+	return out
+}
+
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, MaxBodyBytes))
+	if err := dec.Decode(v); err != nil {
+		return &apiError{http.StatusBadRequest, "bad JSON body: " + err.Error()}
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	var ae *apiError
+	if errors.As(err, &ae) {
+		status = ae.status
+	}
+	writeJSON(w, status, map[string]string{"error": err.Error()})
+}
+
+// admin wraps an admin handler with the token check: Authorization:
+// Bearer TOKEN or X-Courtesy-Token: TOKEN, compared in constant time.
+func (s *Service) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		want := *s.token.Load()
+		if want == "" {
+			writeError(w, &apiError{http.StatusForbidden, "the admin API is disabled: no admin token is configured"})
+			return
+		}
+		got := r.Header.Get("X-Courtesy-Token")
+		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			got = strings.TrimSpace(b)
+		}
+		if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="courtesy-admin"`)
+			writeError(w, &apiError{http.StatusUnauthorized, "a valid admin token is required"})
+			return
+		}
+		h(w, r)
+	}
+}
+
+// delayJSON is a key's delay configuration in the admin API and /delays,
+// in milliseconds as Listing 9.
+type delayJSON struct {
+	Domain   string `json:"domain"`
+	Delay    int64  `json:"delay"`             // in force (ms), adaptive and backoff aside
+	Manual   *int64 `json:"manual"`            // operator's delay (ms), null when none
+	Robots   int64  `json:"robots"`            // robots.txt Crawl-delay / Request-rate (ms)
+	Override bool   `json:"override"`          // manual wins even over robots
+	FromFile bool   `json:"fromFile"`          // manual comes from the config file
+	Updated  string `json:"updated,omitempty"` // RFC 3339, when last stored
+}
+
+func toDelayJSON(d politeness.DelayInfo) delayJSON {
+	j := delayJSON{Domain: d.Key, Delay: d.Current.Milliseconds(), Robots: d.Robots.Milliseconds(), Override: d.Override, FromFile: d.FromFile}
+	if d.HasManual {
+		m := d.Manual.Milliseconds()
+		j.Manual = &m
+	}
+	if !d.Updated.IsZero() {
+		j.Updated = d.Updated.UTC().Format(time.RFC3339)
+	}
+	return j
+}
+
+// delays is GET /delays: at most MaxDelays entries; X-Courtesy-Truncated
+// says there were more (the thesis answered an empty list then).
+func (s *Service) delays(w http.ResponseWriter, r *http.Request) {
+	list, err := s.o.Gate.ListDelays(r.Context(), "", MaxDelays+1)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(list) > MaxDelays {
+		list = list[:MaxDelays]
+		w.Header().Set("X-Courtesy-Truncated", "true")
+	}
+	out := make([]delayJSON, 0, len(list)+1)
+	def, err := s.o.Gate.DefaultDelay(r.Context())
+	if err == nil {
+		out = append(out, delayJSON{Domain: "default", Delay: def.Milliseconds()})
+	}
+	for _, d := range list {
+		out = append(out, toDelayJSON(d))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// listDelays is GET /admin/delays?after=KEY&limit=N, for paging.
+func (s *Service) listDelays(w http.ResponseWriter, r *http.Request) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	list, err := s.o.Gate.ListDelays(r.Context(), r.URL.Query().Get("after"), limit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]delayJSON, 0, len(list))
+	for _, d := range list {
+		out = append(out, toDelayJSON(d))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// getDelay is GET /admin/delays/{key}: the key's live status; key "*" (or
+// "default") is the default delay.
+func (s *Service) getDelay(w http.ResponseWriter, r *http.Request) {
+	key := strings.ToLower(r.PathValue("key"))
+	if key == "*" || key == "default" {
+		d, err := s.o.Gate.DefaultDelay(r.Context())
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, delayJSON{Domain: "default", Delay: d.Milliseconds()})
+		return
+	}
+	st, err := s.o.Gate.Status(r.Context(), key, "")
+	if err != nil {
+		writeError(w, &apiError{http.StatusBadRequest, err.Error()})
+		return
+	}
+	d := st.Delays
+	j := struct {
+		delayJSON
+		Effective   int64  `json:"effective"`
+		Open        bool   `json:"open"`
+		InFlight    int    `json:"inFlight"`
+		NextAllowed string `json:"nextAllowed"`
+		Backoff     int64  `json:"backoff"`
+	}{
+		delayJSON: delayJSON{Domain: key, Delay: d.Effective.Milliseconds(), Robots: d.Robots.Milliseconds(), Override: d.Override},
+		Effective: d.Effective.Milliseconds(), Open: st.Open, InFlight: st.InFlight,
+		NextAllowed: st.NextAllowed.UTC().Format(time.RFC3339Nano), Backoff: d.Backoff.Milliseconds(),
+	}
+	if d.Manual {
+		m := d.Configured.Milliseconds()
+		j.Manual = &m
+	}
+	writeJSON(w, http.StatusOK, j)
+}
+
+// putDelay is PUT /admin/delays/{key} with {"delay": 1500} (milliseconds,
+// as Listing 9) or {"delay": "1.5s"}, and optionally "override": true.
+// Persisted (seed 000 §5.6).
+func (s *Service) putDelay(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Delay    json.RawMessage `json:"delay"`
+		Override bool            `json:"override"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	d, err := ParseDelay(body.Delay)
+	if err != nil {
+		writeError(w, &apiError{http.StatusBadRequest, err.Error()})
+		return
+	}
+	key := strings.ToLower(r.PathValue("key"))
+	if key == "*" || key == "default" {
+		err = s.o.Gate.SetDefaultDelay(r.Context(), d)
+	} else {
+		err = s.o.Gate.SetDelay(r.Context(), key, d, body.Override)
+	}
+	if err != nil {
+		writeError(w, &apiError{http.StatusBadRequest, err.Error()})
+		return
+	}
+	s.o.Logger.Info("delay set", "key", key, "delay", d, "override", body.Override)
+	writeJSON(w, http.StatusOK, map[string]any{"domain": key, "delay": d.Milliseconds(), "override": body.Override})
+}
+
+// ParseDelay reads a delay given as a JSON number of milliseconds or a
+// JSON string holding a Go duration.
+func ParseDelay(raw json.RawMessage) (time.Duration, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return 0, errors.New("service: missing delay")
+	}
+	var ms float64
+	if err := json.Unmarshal(raw, &ms); err == nil {
+		if ms < 0 || ms > float64(24*time.Hour/time.Millisecond) {
+			return 0, fmt.Errorf("service: delay %v ms outside 0..86400000", ms)
+		}
+		return time.Duration(ms * float64(time.Millisecond)), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, errors.New("service: delay must be milliseconds (number) or a duration (\"1.5s\")")
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("service: delay %q: %w", s, err)
+	}
+	if d < 0 || d > 24*time.Hour {
+		return 0, fmt.Errorf("service: delay %v outside 0..24h", d)
+	}
+	return d, nil
+}
+
+func (s *Service) deleteDelay(w http.ResponseWriter, r *http.Request) {
+	key := strings.ToLower(r.PathValue("key"))
+	if err := s.o.Gate.DeleteDelay(r.Context(), key); err != nil {
+		writeError(w, &apiError{http.StatusBadRequest, err.Error()})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Service) config(w http.ResponseWriter, r *http.Request) {
+	if s.o.Config == nil {
+		writeJSON(w, http.StatusOK, struct{}{})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.o.Config())
+}
+
+// trace is GET /trace?limit=N: the proxy's recent requests, newest first.
+func (s *Service) trace(w http.ResponseWriter, r *http.Request) {
+	var entries []proxy.TraceEntry
+	if s.o.Proxy != nil {
+		entries = s.o.Proxy.Trace()
+	}
+	if n, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && n >= 0 && n < len(entries) {
+		entries = entries[:n]
+	}
+	if entries == nil {
+		entries = []proxy.TraceEntry{}
+	}
+	writeJSON(w, http.StatusOK, entries)
+}
+
+// cacheStats is GET /cache: hits, misses, size, bytes and hit ratio
+// (seed 000 §5.10's cache metrics).
+func (s *Service) cacheStats(w http.ResponseWriter, r *http.Request) {
+	if s.o.Cache == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"enabled": false})
+		return
+	}
+	st := s.o.Cache.Stats()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"enabled": true, "entries": st.Entries, "bytes": st.Bytes, "memoryEntries": st.HotEntries,
+		"memoryBytes": st.HotBytes, "hits": st.Hits, "misses": st.Misses, "stale": st.Stale,
+		"revalidated": st.Revalidated, "stores": st.Stores, "evictions": st.Evictions, "hitRatio": st.HitRatio,
+	})
+}
