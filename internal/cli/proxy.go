@@ -452,7 +452,7 @@ func applyProxyFile(ctx context.Context, old, nf proxyFile, gate *politeness.Gat
 		if nc.DefaultDelay == 0 {
 			d = time.Second
 		}
-		if err := gate.SetDefaultDelay(ctx, d); err != nil {
+		if err := gate.SetConfigDefaultDelay(d); err != nil {
 			return err
 		}
 	}

@@ -246,8 +246,9 @@ func (g *Gate) ListDelays(ctx context.Context, after string, limit int) ([]Delay
 	return out[:min(len(out), limit)], nil
 }
 
-// DefaultDelay returns the default delay in force (SetDefaultDelay's, else
-// Config.DefaultDelay).
+// DefaultDelay returns the default delay in force: SetDefaultDelay's (the
+// admin layer, persisted), else the config file's (SetConfigDefaultDelay,
+// else Config.DefaultDelay).
 func (g *Gate) DefaultDelay(ctx context.Context) (time.Duration, error) {
 	e, found, err := g.delayEntry(ctx, DefaultDelayKey)
 	if err != nil {
@@ -256,7 +257,27 @@ func (g *Gate) DefaultDelay(ctx context.Context) (time.Duration, error) {
 	if found && e.HasManual {
 		return e.Manual, nil
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mu.fileDefault != nil {
+		return *g.mu.fileDefault, nil
+	}
 	return g.cfg.DefaultDelay, nil
+}
+
+// SetConfigDefaultDelay replaces the config-file layer's default delay
+// (call it when the file changes). Unlike SetDefaultDelay it is not
+// persisted: the file stays the source of its own values, so an edit made
+// while the process is down takes effect at the next start. An admin
+// default (SetDefaultDelay) wins over it, as for per-key delays.
+func (g *Gate) SetConfigDefaultDelay(d time.Duration) error {
+	if d < 0 || d > maxConfigDelay {
+		return fmt.Errorf("politeness: default delay %v outside 0..%v", d, maxConfigDelay)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.mu.fileDefault = &d
+	return nil
 }
 
 // SetDefaultDelay changes the default delay at runtime and persists it

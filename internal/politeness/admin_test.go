@@ -70,12 +70,24 @@ func TestAdminDelays(t *testing.T) {
 	if got := describe(list); got != strings.Join(want, "\n") {
 		t.Fatalf("after deletes:\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
-	// The runtime default delay.
+	// The default delay: the file layer, then the admin layer over it.
+	if err := g.SetConfigDefaultDelay(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := g.DefaultDelay(ctx); err != nil || d != 2*time.Second {
+		t.Fatalf("DefaultDelay after a file change = %v, %v; want 2s", d, err)
+	}
 	if err := g.SetDefaultDelay(ctx, 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	if err := g.SetConfigDefaultDelay(4 * time.Second); err != nil {
+		t.Fatal(err)
+	}
 	if d, err := g.DefaultDelay(ctx); err != nil || d != 3*time.Second {
-		t.Fatalf("DefaultDelay = %v, %v", d, err)
+		t.Fatalf("DefaultDelay = %v, %v; want the admin's 3s over the file's 4s", d, err)
+	}
+	if err := g.SetConfigDefaultDelay(-time.Second); err == nil {
+		t.Error("negative file default accepted")
 	}
 }
 

@@ -36,7 +36,10 @@ type Gate struct {
 		robots     map[string]*robotsView // by origin
 		delays     map[string]cachedDelay // by key, DefaultDelayKey included
 		fileDelays map[string]DelayRule   // config-file layer, by key
-		waiters    map[string]*waiter     // by key
+		// fileDefault is the config file's default delay when it changed
+		// after New (SetConfigDefaultDelay); nil means Config.DefaultDelay.
+		fileDefault *time.Duration
+		waiters     map[string]*waiter // by key
 	}
 }
 
