@@ -1,15 +1,257 @@
 package cli
 
 import (
+	"bufio"
 	"context"
-	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/config"
+	"github.com/courtesy-crawler/courtesy/internal/crawl"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/traps"
 )
 
-// runCrawl is not built yet; its issue is open.
+// crawlFile is the part of the YAML configuration `courtesy crawl` reads:
+// the top-level `data` directory, the `politeness:` section shared with the
+// proxy (the gate's knobs and seed 000 Listing 9 delays) and the `crawl:`
+// section. Other sections (proxy, cache, ...) are left to their commands.
+type crawlFile struct {
+	Data       string `yaml:"data"`
+	Politeness struct {
+		politeness.Config `yaml:",squash"`
+		Domains           []listing9Domain `yaml:"domains"`
+		DefaultDomain     *listing9Domain  `yaml:"default-domain"`
+	} `yaml:"politeness"`
+	Crawl crawl.Config   `yaml:"crawl"`
+	Rest  map[string]any `yaml:",remain"`
+}
+
+const crawlDescription = `
+Crawl politely from the seed URLs, writing WARC files (with CDXJ indexes)
+and a Heritrix-style crawl.log. Robots.txt is obeyed, one request per host
+is in flight at a time, and each host waits --delay (or what its robots.txt
+asks, if longer) between requests. The state lives in --data: run the same
+command again after a crash or Ctrl-C and the crawl resumes where it was.
+On a terminal one live progress line is drawn; otherwise progress is logged.`
+
+// runCrawl is `courtesy crawl`.
 func runCrawl(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "crawl", "", "Not built yet.")
+	fs := newFlagSet(env, "crawl", "SEED_URL...", crawlDescription)
+	var fl commonFlags
+	fl.register(fs)
+	seedsFile := fs.String("seeds", "", "read seed URLs from `FILE`, one per line (# comments)")
+	data := fs.String("data", "courtesy-data", "state `DIR` (frontier, robots cache, crawl.log); an unfinished crawl there is resumed")
+	warcDir := fs.String("warc-dir", "", "`DIR` for the WARC files (default DATA/warc)")
+	maxPages := fs.Int64("max-pages", 0, "stop after `N` URLs are completed (0: no limit)")
+	maxDuration := fs.Duration("max-duration", 0, "stop after this `DURATION` (0: no limit)")
+	scope := fs.String("scope", "seeds", "`SCOPE`: seeds (seed hosts only), all, or domain suffixes like .pt,example.org")
+	userAgent := fs.String("user-agent", "", "User-Agent `UA`; its first product token selects the robots.txt group (default courtesy/VERSION (+URL))")
+	delay := fs.Duration("delay", time.Second, "default per-host `DURATION` between requests (robots.txt may ask for more)")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus /metrics and /health on `ADDR` while crawling")
+	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	return errors.New("not built yet")
+	log, err := fl.logger(env.Stderr)
+	if err != nil {
+		return err
+	}
+	res, err := fl.resolver()
+	if err != nil {
+		return err
+	}
+	file := crawlFile{Data: *data}
+	if fl.config != "" || hasConfigEnv() {
+		if err := config.Load(fl.config, &file); err != nil {
+			return err
+		}
+	}
+	cfg := file.Crawl
+	if cfg.DataDir == "" {
+		cfg.DataDir = file.Data
+	}
+	cfg.Politeness = file.Politeness.Config
+	for _, d := range file.Politeness.Domains {
+		cfg.Politeness.Delays = append(cfg.Politeness.Delays, politeness.DelayRule{Key: strings.ToLower(d.Domain), Delay: d.Delay.duration(), Override: d.Override})
+	}
+	if cfg.Delay == 0 {
+		switch {
+		case file.Politeness.DefaultDomain != nil:
+			cfg.Delay = file.Politeness.DefaultDomain.Delay.duration()
+		case file.Politeness.DefaultDelay != 0:
+			cfg.Delay = file.Politeness.DefaultDelay
+		}
+	}
+	set := flagsSet(fs)
+	if set["data"] {
+		cfg.DataDir = *data
+	}
+	if set["warc-dir"] {
+		cfg.WARCDir = *warcDir
+	}
+	if set["max-pages"] {
+		cfg.MaxPages = *maxPages
+	}
+	if set["max-duration"] {
+		cfg.MaxDuration = *maxDuration
+	}
+	if set["scope"] || cfg.Scope.Mode == "" {
+		sc, err := crawl.ParseScope(*scope)
+		if err != nil {
+			return usagef("--scope: %v", err)
+		}
+		cfg.Scope.Mode, cfg.Scope.Domains = sc.Mode, sc.Domains
+	}
+	if set["user-agent"] {
+		cfg.UserAgent = *userAgent
+	}
+	if set["delay"] || cfg.Delay == 0 {
+		cfg.Delay = *delay
+	}
+	if set["workers"] || cfg.Workers == 0 {
+		cfg.Workers = *workers
+	}
+	if cfg.Delay < 0 || cfg.MaxPages < 0 || cfg.MaxDuration < 0 || cfg.Workers <= 0 {
+		return usagef("--delay, --max-pages and --max-duration must not be negative, --workers must be positive")
+	}
+	seeds := fs.Args()
+	if *seedsFile != "" {
+		more, err := readSeeds(*seedsFile)
+		if err != nil {
+			return err
+		}
+		seeds = append(seeds, more...)
+	}
+	for _, s := range seeds {
+		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+			return usagef("seed %q: want an absolute http or https URL", s)
+		}
+	}
+	if len(seeds) == 0 && !hasState(cfg.DataDir) {
+		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")
+	}
+	c, err := crawl.New(cfg, crawl.Options{Logger: log, Progress: env.Stdout, Terminal: env.IsTerminal, Resolver: res, MetricsAddr: *metricsAddr})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	sum, err := c.Run(ctx, seeds)
+	if err != nil {
+		return err
+	}
+	printSummary(env.Stdout, sum)
+	return nil
+}
+
+func hasConfigEnv() bool {
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, config.EnvPrefix) && !strings.HasPrefix(kv, "COURTESY_CONFIG=") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasState reports whether dir holds a crawl's state.
+func hasState(dir string) bool {
+	_, err := os.Stat(dir + "/state")
+	return err == nil
+}
+
+// readSeeds reads one URL per line; blank lines and # comments are skipped.
+func readSeeds(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("seeds: %w", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<30))
+	sc.Buffer(make([]byte, 64<<10), 64<<10)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("seeds: %s: %w", path, err)
+	}
+	return out, nil
+}
+
+func printSummary(w io.Writer, s *crawl.Summary) {
+	state := "stopped (run the same command again to resume)"
+	if s.Finished {
+		state = "finished: nothing left to crawl"
+	}
+	fmt.Fprintf(w, "Crawl %s.\n", state)
+	fmt.Fprintf(w, "  pages fetched       %d (%s) from %d hosts in %s\n", s.Pages, bytesText(s.Bytes), s.Hosts, s.Duration.Round(time.Millisecond))
+	fmt.Fprintf(w, "  URLs completed      %d (all runs), %d still queued\n", s.Completed, s.Queued)
+	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
+	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
+	fmt.Fprintf(w, "  fetch errors        %d\n", s.Errors)
+	var cut int64
+	for _, n := range s.Traps.Hits {
+		cut += n
+	}
+	fmt.Fprintf(w, "  trap limits hit     %d", cut)
+	if cut > 0 {
+		fmt.Fprintf(w, " (")
+		first := true
+		for _, k := range trapsOrder(s) {
+			if !first {
+				fmt.Fprint(w, ", ")
+			}
+			first = false
+			fmt.Fprintf(w, "%s %d", k, s.Traps.Hits[k])
+		}
+		fmt.Fprint(w, ")")
+	}
+	fmt.Fprintln(w)
+	if len(s.Retired) > 0 {
+		fmt.Fprintf(w, "  hosts retired       %d\n", len(s.Retired))
+	}
+	fmt.Fprintf(w, "  WARC files          %s (%d files)\n", s.WARCDir, len(s.WARCFiles))
+	fmt.Fprintf(w, "  crawl log           %s\n", s.CrawlLog)
+}
+
+// trapsOrder lists the trap kinds hit, in the traps package's order.
+func trapsOrder(s *crawl.Summary) []traps.Kind {
+	var out []traps.Kind
+	for _, k := range traps.Kinds {
+		if s.Traps.Hits[k] > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

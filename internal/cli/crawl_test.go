@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestCrawlUsage(t *testing.T) {
+	dir := t.TempDir()
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte("# comment\n\nftp://x.test/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no seeds, no state", []string{"crawl", "--data", filepath.Join(dir, "none")}, 2, "give seed URLs"},
+		{"relative seed", []string{"crawl", "--data", dir, "example.org"}, 2, "absolute http"},
+		{"bad seed in file", []string{"crawl", "--data", dir, "--seeds", seeds}, 2, "absolute http"},
+		{"missing seeds file", []string{"crawl", "--data", dir, "--seeds", filepath.Join(dir, "nope")}, 1, "seeds"},
+		{"bad scope", []string{"crawl", "--data", dir, "--scope", "domains:", "http://a.test/"}, 2, "--scope"},
+		{"negative delay", []string{"crawl", "--data", dir, "--delay", "-1s", "http://a.test/"}, 2, "negative"},
+		{"bad config", []string{"crawl", "--data", dir, "--config", filepath.Join(dir, "nope.yaml"), "http://a.test/"}, 1, "config"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := run(t, "", tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.msg) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tc.code, errOut, tc.msg)
+			}
+		})
+	}
+}
+
+// TestCrawlSmallSite crawls a three-page site (plus its missing
+// /sitemap.xml: four fetches) on loopback through the
+// command line, with a config file, and resumes the finished crawl.
+func TestCrawlSmallSite(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("User-agent: *\nDisallow: /private/\n"))
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte(`<a href="/a">a</a> <a href="/b">b</a> <a href="/private/x">p</a>`))
+		case "/a", "/b":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte(`<p>page ` + r.URL.Path + `</p><a href="/">home</a>`))
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "c.yaml")
+	// The file is shared with the proxy: its sections are ignored, the
+	// politeness section (Listing 9 delays, in ms) applies.
+	os.WriteFile(cfgFile, []byte("proxy:\n  mode: wait\npoliteness:\n  default-domain:\n    domain: default\n    delay: 10\ncrawl:\n  workers: 4\n  traps:\n    max-depth: 3\n"), 0o644)
+	data := filepath.Join(dir, "data")
+	args := []string{"crawl", "--data", data, "--config", cfgFile, "--resolve", "site.test=" + addr, "--log-level", "error", "http://site.test/"}
+	code, out, errOut := run(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"finished", "pages fetched       4", "robots.txt refusals 1 URLs", "WARC files"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	logBytes, err := os.ReadFile(filepath.Join(data, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(logBytes), "\n"); n < 4 {
+		t.Errorf("crawl.log has %d lines:\n%s", n, logBytes)
+	}
+	if !regexp.MustCompile(`pages fetched .* in \d+ms\n`).MatchString(out) {
+		t.Errorf("the 10 ms delay of the config file was not applied:\n%s", out)
+	}
+	// The same command again: nothing left, nothing fetched again.
+	code, out, errOut = run(t, "", args...)
+	if code != 0 || !strings.Contains(out, "pages fetched       0") {
+		t.Errorf("second run: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestDemoShort(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := run(t, "", "demo", "--duration", "3s", "--sites", "3", "--data", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"Crawled ", "Robots.txt refusals", "Traps avoided", "WARC files", "Crawl log:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz")); len(files) == 0 {
+		t.Error("demo wrote no WARC file")
+	}
+}

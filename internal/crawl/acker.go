@@ -1,0 +1,124 @@
+package crawl
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
+)
+
+// ack is one URL a worker is done with.
+type ack struct {
+	lease frontier.Lease
+	// items are the new outlinks; final acknowledges the URL (completed,
+	// or Known with a refetch date for a retry).
+	items []frontier.Item
+	final frontier.Item
+	entry *crawllog.Entry
+	// warc is the index of the WARC writer holding the URL's records, or
+	// -1 when none were written.
+	warc int
+	// done is set when the URL is completed (not a retry).
+	done bool
+}
+
+// maxAckGroup bounds the URLs acknowledged by one frontier Put.
+const maxAckGroup = 4096
+
+// runAcker acknowledges what the workers finished, in groups: it flushes
+// (write and fsync) the WARC writers the group used, then puts every
+// acknowledgement and outlink of the group into the frontier in one Put
+// (one more fsync), then writes the crawl.log lines. So a URL is
+// acknowledged only once its records are on disk, while workers never wait
+// for a disk: they go on to the next URL, and the host's next URL is
+// leased only after the acknowledgement (the lease holds the queue). While
+// one group is on its way to the disk the next one gathers, so the number
+// of fsyncs per page falls as the load grows (group commit). It returns
+// when acks is closed and drained.
+func (c *Crawler) runAcker(ctx context.Context, acks <-chan *ack) {
+	group := make([]*ack, 0, 256)
+	for a := range acks {
+		group = append(group[:0], a)
+	drain:
+		for len(group) < maxAckGroup {
+			select {
+			case a, ok := <-acks:
+				if !ok {
+					break drain
+				}
+				group = append(group, a)
+			default:
+				break drain
+			}
+		}
+		c.ackGroup(ctx, group)
+	}
+}
+
+func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
+	// WARC first: a writer that cannot flush loses its group's records, so
+	// those URLs are returned to the frontier instead of acknowledged.
+	failed := make([]bool, len(c.warcs))
+	used := make([]bool, len(c.warcs))
+	for _, a := range group {
+		if a.warc >= 0 {
+			used[a.warc] = true
+		}
+	}
+	for i, u := range used {
+		if u {
+			if err := c.warcs[i].Flush(); err != nil {
+				c.log.Error("WARC flush failed; its URLs will be fetched again", "err", err)
+				failed[i] = true
+			}
+		}
+	}
+	var items []frontier.Item
+	kept := group[:0:0]
+	for _, a := range group {
+		if a.warc >= 0 && failed[a.warc] {
+			c.fr.Release(a.lease.URLInfo)
+			c.urlDone()
+			continue
+		}
+		kept = append(kept, a)
+		items = append(items, a.items...)
+		items = append(items, a.final)
+	}
+	if len(kept) == 0 {
+		return
+	}
+	st, err := c.fr.Put(context.WithoutCancel(ctx), items)
+	if err != nil {
+		// The frontier refuses writes (disk full, closed): the leases
+		// stay, and the URLs are fetched again after a restart.
+		c.log.Error("frontier put failed", "err", err)
+		for range kept {
+			c.urlDone()
+		}
+		return
+	}
+	added := map[string]int{}
+	off := 0
+	for _, a := range kept {
+		for i := range a.items {
+			if st[off+i] == frontier.OK {
+				if u, err := url.Parse(a.items[i].Info.URL); err == nil {
+					added[u.Hostname()]++
+				}
+			}
+		}
+		off += len(a.items) + 1
+		c.logLine(a.lease, a.entry)
+		if a.done {
+			c.completed.Add(1)
+			c.metrics.completed.Inc()
+		}
+		c.urlDone()
+	}
+	for h, n := range added {
+		c.tr.Admitted(h, n)
+		c.metrics.discovered.Add(float64(n))
+	}
+}

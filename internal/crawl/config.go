@@ -1,0 +1,254 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/traps"
+)
+
+// Config is a crawl's configuration: the `crawl:` section of the YAML file
+// (kebab-case keys), overridden by flags. The zero value works: every zero
+// field means its documented default.
+type Config struct {
+	// DataDir holds the crawl state (frontier, robots cache, counters),
+	// the crawl log and, unless WARCDir is set, the WARC files. Default
+	// "./courtesy-data". A directory with an unfinished crawl is resumed.
+	DataDir string `yaml:"data"`
+	// WARCDir receives the WARC files and their CDXJ indexes. Default
+	// DataDir/warc.
+	WARCDir string `yaml:"warc-dir"`
+	// WARCPrefix starts every WARC file name. Default "courtesy".
+	WARCPrefix string `yaml:"warc-prefix"`
+	// WARCMaxBytes rotates WARC files at this size. Default 1 GB.
+	WARCMaxBytes int64 `yaml:"warc-max-bytes"`
+	// WARCWriters is the number of WARC files written at once, so that
+	// records are compressed in parallel. Default 2; with more than one,
+	// file names carry "-wN" after the prefix.
+	WARCWriters int `yaml:"warc-writers"`
+	// WARCGzipLevel is the gzip level of WARC records: 1 (fastest) to 9
+	// (smallest). Default 0: the library default (6).
+	WARCGzipLevel int `yaml:"warc-gzip-level"`
+	// CrawlID names the crawl in the frontier. Default "DEFAULT".
+	CrawlID string `yaml:"crawl-id"`
+	// MaxPages stops the crawl once this many URLs were completed
+	// (fetched, refused by robots, or given up). 0 means no limit.
+	MaxPages int64 `yaml:"max-pages"`
+	// MaxDuration stops the crawl after this long (per run). 0 means no
+	// limit.
+	MaxDuration time.Duration `yaml:"max-duration"`
+	// Workers is the number of concurrent fetches. Default 256: a fetch
+	// spends most of its time waiting (network, fsync), so many workers
+	// keep 2 cores busy.
+	Workers int `yaml:"workers"`
+	// UserAgent is sent with every request; its first product token selects
+	// the robots.txt group. Default fetch.DefaultUserAgent.
+	UserAgent string `yaml:"user-agent"`
+	// Delay is the default per-host delay between the end of a fetch and
+	// the start of the next (seed 000 §4.2). Default 1s; robots.txt may ask
+	// for more.
+	Delay time.Duration `yaml:"delay"`
+	// Politeness tunes the gate (backoff, robots cache, unauthorized mode,
+	// manual per-host delays, ...); its Agent, UserAgent and DefaultDelay
+	// come from the fields above. In the YAML file it is the top-level
+	// `politeness:` section shared with the proxy (one politeness
+	// authority), not a key of `crawl:`.
+	Politeness politeness.Config `yaml:"-"`
+	// Scope says which URLs are crawled.
+	Scope Scope `yaml:"scope"`
+	// Traps are the per-site limits (seed 001 §6 defaults).
+	Traps traps.Limits `yaml:"traps"`
+	// HonorNoArchive keeps pages marked noarchive (meta robots or
+	// X-Robots-Tag) out of the WARC files. Default true; set
+	// "honor-noarchive: false" to archive them anyway.
+	HonorNoArchive *bool `yaml:"honor-noarchive"`
+	// Sitemaps turns sitemap discovery (robots Sitemap: lines and
+	// /sitemap.xml) on or off. Default true.
+	Sitemaps *bool `yaml:"sitemaps"`
+	// MaxSitemapsPerHost bounds the sitemap files fetched per host.
+	// Default 20.
+	MaxSitemapsPerHost int `yaml:"max-sitemaps-per-host"`
+	// MaxRetries is how often a URL that failed (network error, 5xx) is
+	// tried again, with exponential backoff from RetryDelay. Default 2.
+	MaxRetries int `yaml:"max-retries"`
+	// RetryDelay is the first retry's delay. Default 30s.
+	RetryDelay time.Duration `yaml:"retry-delay"`
+	// MaxHostFailures retires a host after this many consecutive failures
+	// (DNS, connect, timeout, 5xx) or robots.txt unavailable answers.
+	// Default 5.
+	MaxHostFailures int `yaml:"max-host-failures"`
+	// MaxHostWait retires a host that asks to be left alone longer than
+	// this (robots.txt unavailable with a long Retry-After, a 429/503
+	// backoff of hours), so that it does not hold the crawl open.
+	// Default 10m.
+	MaxHostWait time.Duration `yaml:"max-host-wait"`
+	// HeadBeforeGet sends a HEAD first for URLs whose extension suggests a
+	// format not wanted (pdf, zip, mp3, ...) and skips the GET when the
+	// Content-Type confirms it (seed 001 §5.1). Default false.
+	HeadBeforeGet bool `yaml:"head-before-get"`
+	// WantedTypes are the media types worth a GET after a HEAD ("type/*"
+	// for a whole type). Empty means the fetcher's default (HTML, XML,
+	// text).
+	WantedTypes []string `yaml:"wanted-types"`
+	// Images also follows img src links. Default false.
+	Images bool `yaml:"images"`
+	// ScriptURLs also follows absolute URLs found in inline scripts by
+	// pattern (seed 001 §4.2). Default false.
+	ScriptURLs bool `yaml:"script-urls"`
+	// ProgressInterval is the period of the progress log lines when stdout
+	// is not a terminal. Default 10s.
+	ProgressInterval time.Duration `yaml:"progress-interval"`
+}
+
+// Scope says which URLs are crawled (seed 001 §5.3).
+type Scope struct {
+	// Mode is "seeds" (default: the seed hosts only), "domains" (hosts
+	// ending in one of Domains, plus the seed hosts) or "all".
+	Mode string `yaml:"mode"`
+	// Domains are host suffixes in scope with Mode "domains", e.g.
+	// ".pt" or "example.org" (the host itself and its subdomains).
+	Domains []string `yaml:"domains"`
+	// Include are regular expressions; a URL matching one is in scope
+	// whatever Mode says.
+	Include []string `yaml:"include"`
+	// Exclude are regular expressions; a URL matching one is out of scope
+	// whatever else says.
+	Exclude []string `yaml:"exclude"`
+	// MaxOffScopeHops lets the crawl follow links this many hops out of
+	// scope (to fetch what in-scope pages link to). Default 0.
+	MaxOffScopeHops int `yaml:"max-off-scope-hops"`
+	// ExternalLinks is the policy for links to another in-scope site:
+	// "home-page" (replace them by the site's home page), "deep-link"
+	// (follow them as they are) or "combined" (both; default) — seed 001
+	// §5.3.
+	ExternalLinks string `yaml:"external-links"`
+}
+
+// Scope modes and external-link policies.
+const (
+	ScopeSeeds   = "seeds"
+	ScopeDomains = "domains"
+	ScopeAll     = "all"
+
+	PolicyHomePage = "home-page"
+	PolicyDeepLink = "deep-link"
+	PolicyCombined = "combined"
+)
+
+// ParseScope reads the --scope flag: "seeds", "all", "domains:SUF1,SUF2",
+// or a bare comma-separated list of domain suffixes.
+func ParseScope(s string) (Scope, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "" || s == ScopeSeeds:
+		return Scope{Mode: ScopeSeeds}, nil
+	case s == ScopeAll:
+		return Scope{Mode: ScopeAll}, nil
+	}
+	list := strings.TrimPrefix(s, ScopeDomains+":")
+	var ds []string
+	for d := range strings.SplitSeq(list, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			ds = append(ds, strings.ToLower(d))
+		}
+	}
+	if len(ds) == 0 {
+		return Scope{}, fmt.Errorf("crawl: scope %q: want seeds, all, or domain suffixes", s)
+	}
+	return Scope{Mode: ScopeDomains, Domains: ds}, nil
+}
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// withDefaults returns c with zero fields set.
+func (c Config) withDefaults() Config {
+	if c.DataDir == "" {
+		c.DataDir = "courtesy-data"
+	}
+	if c.WARCDir == "" {
+		c.WARCDir = filepath.Join(c.DataDir, "warc")
+	}
+	if c.Workers <= 0 {
+		c.Workers = 256
+	}
+	if c.WARCWriters <= 0 {
+		c.WARCWriters = 2
+	}
+	if c.Delay == 0 {
+		c.Delay = time.Second
+	}
+	if c.MaxSitemapsPerHost <= 0 {
+		c.MaxSitemapsPerHost = 20
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 2
+	}
+	if c.RetryDelay <= 0 {
+		c.RetryDelay = 30 * time.Second
+	}
+	if c.MaxHostFailures <= 0 {
+		c.MaxHostFailures = 5
+	}
+	if c.MaxHostWait <= 0 {
+		c.MaxHostWait = 10 * time.Minute
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = 10 * time.Second
+	}
+	if c.Scope.Mode == "" {
+		c.Scope.Mode = ScopeSeeds
+	}
+	if c.Scope.ExternalLinks == "" {
+		c.Scope.ExternalLinks = PolicyCombined
+	}
+	return c
+}
+
+// Validate reports a configuration error.
+func (c Config) Validate() error {
+	var errs []error
+	if c.WARCWriters < 0 || c.WARCWriters > 64 {
+		errs = append(errs, fmt.Errorf("crawl: warc-writers %d not in 1..64", c.WARCWriters))
+	}
+	if c.WARCGzipLevel < 0 || c.WARCGzipLevel > 9 {
+		errs = append(errs, fmt.Errorf("crawl: warc-gzip-level %d not in 0..9", c.WARCGzipLevel))
+	}
+	if c.Workers < 0 || c.Workers > 10000 {
+		errs = append(errs, fmt.Errorf("crawl: workers %d not in 1..10000", c.Workers))
+	}
+	if c.MaxPages < 0 || c.MaxDuration < 0 {
+		errs = append(errs, errors.New("crawl: max-pages and max-duration must not be negative"))
+	}
+	if c.Delay < 0 {
+		errs = append(errs, errors.New("crawl: delay must not be negative"))
+	}
+	switch c.Scope.Mode {
+	case "", ScopeSeeds, ScopeDomains, ScopeAll:
+	default:
+		errs = append(errs, fmt.Errorf("crawl: scope mode %q: want seeds, domains or all", c.Scope.Mode))
+	}
+	switch c.Scope.ExternalLinks {
+	case "", PolicyHomePage, PolicyDeepLink, PolicyCombined:
+	default:
+		errs = append(errs, fmt.Errorf("crawl: external-links %q: want home-page, deep-link or combined", c.Scope.ExternalLinks))
+	}
+	for _, re := range append(append([]string{}, c.Scope.Include...), c.Scope.Exclude...) {
+		if _, err := regexp.Compile(re); err != nil {
+			errs = append(errs, fmt.Errorf("crawl: scope regexp: %w", err))
+		}
+	}
+	if err := c.Traps.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

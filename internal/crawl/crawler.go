@@ -1,0 +1,582 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/dedup"
+	"github.com/courtesy-crawler/courtesy/internal/fetch"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
+	"github.com/courtesy-crawler/courtesy/internal/robots"
+	"github.com/courtesy-crawler/courtesy/internal/traps"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
+	"github.com/courtesy-crawler/courtesy/internal/warc"
+)
+
+// maxIdleConns bounds the fetcher's keep-alive connections (about 10 KiB
+// each in buffers).
+const maxIdleConns = 10000
+
+// Options are the crawler's connections to the outside world; the zero
+// value works (logs discarded, no progress output).
+type Options struct {
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// Progress receives the progress display; nil means none.
+	Progress io.Writer
+	// Terminal draws one live progress line (with \r) instead of periodic
+	// lines.
+	Terminal bool
+	// Resolver overrides name resolution (--resolve); nil resolves
+	// normally.
+	Resolver *resolve.Resolver
+	// MetricsAddr, when set, serves GET /metrics (Prometheus) and
+	// GET /health there while the crawl runs.
+	MetricsAddr string
+	// Now is the clock for scheduling; nil means time.Now.
+	Now func() time.Time
+}
+
+// Summary is what a run did.
+type Summary struct {
+	// Pages counts responses received this run (any status); Bytes their
+	// body bytes as transferred.
+	Pages int64
+	Bytes int64
+	// Completed counts URLs completed over all runs; Queued the URLs left
+	// to crawl (0 when Finished).
+	Completed uint64
+	Queued    uint64
+	// Hosts counts the hosts fetched from this run.
+	Hosts int
+	// RobotsDenied counts URLs robots.txt refused this run.
+	RobotsDenied int64
+	// Errors counts failed fetches (network errors) this run.
+	Errors int64
+	// Duplicates counts exact (revisit) and near duplicates this run.
+	Duplicates int64
+	Revisits   int64
+	// Traps is what the trap limits did (all runs).
+	Traps traps.Report
+	// Retired maps the hosts retired this run to the reason.
+	Retired map[string]string
+	// WARCDir holds the WARC files; WARCFiles lists them (finished ones).
+	WARCDir   string
+	WARCFiles []string
+	// CrawlLog is the crawl.log path.
+	CrawlLog string
+	// Duration is this run's wall time.
+	Duration time.Duration
+	// Finished is true when the frontier was drained: nothing is left.
+	Finished bool
+	// Resumed is true when the data directory held an earlier crawl.
+	Resumed bool
+}
+
+// Crawler runs one crawl. Create it with New and call Run once.
+type Crawler struct {
+	cfg  Config
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+
+	agent   string
+	norm    urlnorm.Options
+	scope   *scoper
+	honorNA bool
+
+	db      *kv.DB
+	fr      *frontier.Frontier
+	tr      *traps.Checker
+	gate    *politeness.Gate
+	rstore  politeness.RobotsStore
+	fetcher *fetch.Client
+	warcs   []*warc.Writer // WARCWriters of them; worker i uses warcs[i%n]
+	acks    chan *ack      // workers → acker (runAcker)
+	wake    chan struct{}  // a URL left the crawl's hands: the dispatcher may lease more
+	clog    *crawllog.Writer
+	near    *dedup.Index
+	digests *kv.Bucket
+	seedsKV *kv.Bucket
+	metrics *metrics
+
+	// cutLog remembers recently logged trap cuts so that a link found on
+	// many pages is logged once.
+	cutMu  sync.Mutex
+	cutLog map[string]struct{}
+
+	hostsMu sync.Mutex
+	hosts   map[string]*hostState
+
+	inFlight  atomic.Int64
+	completed atomic.Int64
+	stats     runStats
+}
+
+// runStats are this run's counters.
+type runStats struct {
+	pages, bytes, robotsDenied, errors, dups, revisits, fetchedHosts atomic.Int64
+}
+
+// hostState is what the crawler remembers of one host in memory.
+type hostState struct {
+	fetched        bool
+	sitemapsQueued bool
+	sitemaps       int
+	failures       int
+	robotsFailures int
+	retired        string
+	group          *robots.Group // nil until robots.txt was read
+	lastEnd        time.Time     // end of the last fetch
+	req            fetch.Request // REGP Language/Encoding/Cookie for the host
+}
+
+// New checks cfg and returns a Crawler.
+func New(cfg Config, opts Options) (*Crawler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, cutLog: map[string]struct{}{}}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = fetch.DefaultUserAgent
+		c.cfg.UserAgent = cfg.UserAgent
+	}
+	c.agent = productToken(cfg.UserAgent)
+	c.norm = urlnorm.CrawlDefaults()
+	c.scope = newScoper(cfg.Scope)
+	c.honorNA = boolOr(cfg.HonorNoArchive, true)
+	return c, nil
+}
+
+// productToken returns the first product token of a User-Agent, the name
+// robots.txt groups are matched against (RFC 9309 §2.2.1).
+func productToken(ua string) string {
+	if i := strings.IndexAny(ua, "/ ;("); i >= 0 {
+		ua = ua[:i]
+	}
+	if ua == "" {
+		return "courtesy"
+	}
+	return strings.ToLower(ua)
+}
+
+// Run crawls from seeds (absolute URLs; on a resumed crawl they may be
+// empty) until the frontier is drained, MaxPages or MaxDuration is reached,
+// or ctx is done. It then lets fetches in flight finish (for a few
+// seconds), closes the WARC files and returns the summary.
+func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err error) {
+	start := time.Now()
+	if err := c.open(ctx); err != nil {
+		c.close()
+		return nil, err
+	}
+	defer func() {
+		if cerr := c.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	st := c.fr.Stats(c.cfg.CrawlID, "")
+	resumed := st.Completed > 0 || st.Size > 0
+	c.completed.Store(int64(st.Completed))
+	if resumed {
+		c.log.Info("resuming crawl", "data", c.cfg.DataDir, "completed", st.Completed, "queued", st.Size)
+	}
+	if err := c.seed(ctx, seeds); err != nil {
+		return nil, err
+	}
+	if st := c.fr.Stats(c.cfg.CrawlID, ""); st.Size == 0 && st.Completed == 0 {
+		return nil, errors.New("crawl: nothing to crawl: give seed URLs")
+	}
+
+	var srv *http.Server
+	if c.opts.MetricsAddr != "" {
+		srv, err = c.serveMetrics(c.opts.MetricsAddr)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+	}
+
+	finished := c.loop(ctx, start)
+
+	st = c.fr.Stats(c.cfg.CrawlID, "")
+	sum = &Summary{
+		Pages: c.stats.pages.Load(), Bytes: c.stats.bytes.Load(),
+		Completed: st.Completed, Queued: st.Size,
+		Hosts:        int(c.stats.fetchedHosts.Load()),
+		RobotsDenied: c.stats.robotsDenied.Load(), Errors: c.stats.errors.Load(),
+		Duplicates: c.stats.dups.Load(), Revisits: c.stats.revisits.Load(),
+		Traps: c.tr.Report(), Retired: map[string]string{},
+		WARCDir: c.cfg.WARCDir, CrawlLog: filepath.Join(c.cfg.DataDir, "crawl.log"),
+		Finished: finished, Resumed: resumed,
+	}
+	c.hostsMu.Lock()
+	for h, hs := range c.hosts {
+		if hs.retired != "" {
+			sum.Retired[h] = hs.retired
+		}
+	}
+	c.hostsMu.Unlock()
+	if err := c.tr.Persist(); err != nil {
+		c.log.Warn("trap counters not saved", "err", err)
+	}
+	for _, w := range c.warcs {
+		if err := w.Close(); err != nil {
+			return sum, fmt.Errorf("crawl: %w", err)
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(c.cfg.WARCDir, "*.warc.gz"))
+	sort.Strings(matches)
+	sum.WARCFiles = matches
+	sum.Duration = time.Since(start)
+	if c.opts.Progress != nil && c.opts.Terminal {
+		fmt.Fprintln(c.opts.Progress)
+	}
+	c.log.Info("crawl stopped", "finished", finished, "pages", sum.Pages, "completed", sum.Completed, "queued", sum.Queued, "duration", sum.Duration.Round(time.Millisecond))
+	return sum, nil
+}
+
+// open opens the state, the fetcher and the writers.
+func (c *Crawler) open(ctx context.Context) error {
+	cfg := &c.cfg
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	if err := os.MkdirAll(cfg.WARCDir, 0o755); err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	// A crash leaves the last WARC file open: cut its partial record.
+	recovered, err := warc.Recover(ctx, cfg.WARCDir)
+	if err != nil {
+		return fmt.Errorf("crawl: recover WARC files: %w", err)
+	}
+	for _, r := range recovered {
+		c.log.Info("recovered WARC file", "path", r.Path, "records", r.Records, "cut_bytes", r.Cut)
+	}
+	c.db, err = kv.Open(filepath.Join(cfg.DataDir, "state"), kv.Options{})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.fr, err = frontier.Open(c.db, frontier.Options{DefaultLease: 10 * time.Minute})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.tr, err = traps.Open(c.db, cfg.Traps, traps.Options{OnTrap: func(site string, k traps.Kind, detail string) {
+		c.log.Warn("site stopped by a trap limit", "site", site, "limit", string(k), "detail", detail)
+		c.metrics.trapSites.WithLabelValues(string(k)).Inc()
+	}})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.metrics = newMetrics()
+	limits := c.tr.Limits()
+
+	dial := c.opts.Resolver.Dial((&net.Dialer{Timeout: 10 * time.Second}).DialContext)
+	robotsClient := &http.Client{Transport: &userAgentTransport{ua: cfg.UserAgent, rt: &http.Transport{
+		DialContext: dial, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true,
+	}}}
+	pcfg := cfg.Politeness
+	pcfg.Agent = c.agent
+	pcfg.UserAgent = cfg.UserAgent
+	pcfg.DefaultDelay = cfg.Delay
+	c.rstore = politeness.NewKVRobotsStore(c.db)
+	c.gate, err = politeness.New(pcfg, politeness.Backend{
+		Robots: c.rstore, Delays: politeness.NewKVDelayStore(c.db), HTTPClient: robotsClient,
+		Observer: robotsObserver{c.metrics},
+	})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	// One keep-alive connection per active host: a crawl keeps thousands
+	// of hosts warm at once, and the fetcher's default of 256 idle
+	// connections in all would redial most requests.
+	fcfg := fetch.Config{UserAgent: cfg.UserAgent, Resolver: c.opts.Resolver, MaxIdleConns: maxIdleConns, MaxIdleConnsPerHost: 2,
+		HeadBeforeGet: cfg.HeadBeforeGet, WantedTypes: cfg.WantedTypes}
+	if limits.MaxSize > 0 {
+		fcfg.MaxBodySize = limits.MaxSize
+	}
+	if limits.MaxDownloadTime > 0 && limits.MaxDownloadTime < fetch.DefaultTimeout {
+		fcfg.Timeout = limits.MaxDownloadTime
+	}
+	c.fetcher, err = fetch.New(fcfg)
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	// Several writers (each its own file) let workers compress records in
+	// parallel, as Heritrix keeps a pool of WARC writers.
+	for i := range cfg.WARCWriters {
+		prefix := cfg.WARCPrefix
+		if prefix == "" {
+			prefix = warc.DefaultPrefix
+		}
+		if cfg.WARCWriters > 1 {
+			prefix += fmt.Sprintf("-w%d", i)
+		}
+		w, err := warc.NewWriter(warc.Options{
+			Dir: cfg.WARCDir, Prefix: prefix, MaxFileBytes: cfg.WARCMaxBytes, Level: cfg.WARCGzipLevel,
+			Info: []warc.Field{
+				{Name: "http-header-user-agent", Value: cfg.UserAgent},
+				{Name: "robots", Value: "obey"},
+				{Name: "description", Value: "courtesy crawl"},
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+		c.warcs = append(c.warcs, w)
+	}
+	c.clog, err = crawllog.Create(filepath.Join(cfg.DataDir, "crawl.log"), crawllog.Options{})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.near, err = dedup.NewIndex(dedup.IndexOptions{})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.digests = c.db.Bucket("C/digest/")
+	c.seedsKV = c.db.Bucket("C/seedhost/")
+	return c.seedsKV.Scan(nil, func(k, _ []byte) error {
+		c.scope.addSeedHost(string(k))
+		return nil
+	})
+}
+
+// close releases everything open, in reverse order of dependence.
+func (c *Crawler) close() error {
+	var errs []error
+	for _, w := range c.warcs {
+		errs = append(errs, w.Close())
+	}
+	if c.clog != nil {
+		errs = append(errs, c.clog.Close())
+	}
+	if c.fetcher != nil {
+		c.fetcher.Close()
+	}
+	if c.fr != nil {
+		errs = append(errs, c.fr.Close())
+	}
+	if c.db != nil {
+		errs = append(errs, c.db.Close())
+	}
+	c.warcs, c.clog, c.fetcher, c.fr, c.db = nil, nil, nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// seed normalizes and queues the seeds (a resumed crawl skips the known
+// ones through the seen-test) and records their hosts for the scope.
+func (c *Crawler) seed(ctx context.Context, seeds []string) error {
+	var items []frontier.Item
+	for _, s := range seeds {
+		u, err := urlnorm.Normalize(strings.TrimSpace(s), c.norm)
+		if err != nil {
+			return fmt.Errorf("crawl: seed %q: %w", s, err)
+		}
+		h := u.Hostname()
+		c.scope.addSeedHost(h)
+		if err := c.seedsKV.SetNoSync([]byte(h), nil); err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+		items = append(items, frontier.Item{Info: frontier.URLInfo{
+			URL: u.String(), Key: c.queueKey(u), CrawlID: c.cfg.CrawlID, Priority: prioritySeed,
+			Metadata: map[string][]string{mdSource: {"seed"}},
+		}})
+	}
+	for len(items) > 0 {
+		n := min(len(items), 1000)
+		if _, err := c.fr.Put(ctx, items[:n]); err != nil {
+			return fmt.Errorf("crawl: seed: %w", err)
+		}
+		items = items[n:]
+	}
+	return nil
+}
+
+// queueKey is the frontier queue (and politeness key) of a URL: its host,
+// or its registrable domain when the gate keys by domain.
+func (c *Crawler) queueKey(u *url.URL) string {
+	if c.cfg.Politeness.KeyMode == urlnorm.ByDomain {
+		if k, err := urlnorm.Key(u, urlnorm.ByDomain); err == nil {
+			return k
+		}
+	}
+	return u.Hostname()
+}
+
+func (c *Crawler) host(h string) *hostState {
+	c.hostsMu.Lock()
+	defer c.hostsMu.Unlock()
+	hs := c.hosts[h]
+	if hs == nil {
+		hs = &hostState{}
+		c.hosts[h] = hs
+	}
+	return hs
+}
+
+// loop dispatches leased URLs to the workers until the crawl ends; it
+// reports whether the frontier was drained.
+func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
+	// Workers get their own context: stopping the crawl stops dispatch at
+	// once but gives fetches in flight a grace period.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	work := make(chan frontier.Lease, c.cfg.Workers)
+	done := make(chan struct{}, c.cfg.Workers)
+	c.wake = done
+	c.acks = make(chan *ack, 2*c.cfg.Workers)
+	var ackWG sync.WaitGroup
+	ackWG.Go(func() { c.runAcker(workCtx, c.acks) })
+	var wg sync.WaitGroup
+	for i := range c.cfg.Workers {
+		wg.Go(func() {
+			for l := range work {
+				if !c.handle(workCtx, i+1, l) {
+					c.urlDone()
+				}
+			}
+		})
+	}
+	progressCtx, stopProgress := context.WithCancel(ctx)
+	var pwg sync.WaitGroup
+	pwg.Go(func() { c.progress(progressCtx, start) })
+
+	runCtx := ctx
+	if c.cfg.MaxDuration > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, c.cfg.MaxDuration)
+		defer cancel()
+	}
+	drained := false
+	idle := 0
+	for runCtx.Err() == nil {
+		if c.cfg.MaxPages > 0 && c.completed.Load()+c.inFlight.Load() >= c.cfg.MaxPages {
+			if c.inFlight.Load() == 0 {
+				break
+			}
+			c.waitDone(runCtx, done)
+			continue
+		}
+		free := c.cfg.Workers - int(c.inFlight.Load())
+		if free <= 0 {
+			c.waitDone(runCtx, done)
+			continue
+		}
+		if c.cfg.MaxPages > 0 {
+			free = min(free, int(c.cfg.MaxPages-c.completed.Load()-c.inFlight.Load()))
+			if free <= 0 {
+				c.waitDone(runCtx, done)
+				continue
+			}
+		}
+		leases, err := c.fr.Get(runCtx, frontier.GetParams{MaxQueues: free, MaxURLsPerQueue: 1, CrawlID: c.cfg.CrawlID, Lease: 10 * time.Minute})
+		if err != nil {
+			if runCtx.Err() == nil {
+				c.log.Error("frontier get failed", "err", err)
+			}
+			break
+		}
+		if len(leases) == 0 {
+			if c.inFlight.Load() == 0 {
+				if st := c.fr.Stats(c.cfg.CrawlID, ""); st.Size == 0 {
+					// Nothing queued and nothing in flight: done, unless a
+					// worker's last Put is on its way (in-flight would
+					// then be non-zero), so one more look suffices.
+					idle++
+					if idle >= 2 {
+						drained = true
+						break
+					}
+					continue
+				}
+			}
+			idle = 0
+			c.fr.WaitReady(runCtx, 200*time.Millisecond)
+			continue
+		}
+		idle = 0
+		for _, l := range leases {
+			c.inFlight.Add(1)
+			work <- l
+		}
+	}
+	close(work)
+	// Give fetches in flight a grace period, then cancel them (their URLs
+	// stay leased and are fetched again after a restart).
+	waited := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(c.acks) // the acker drains what the workers handed over
+		ackWG.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		cancelWork()
+		<-waited
+	}
+	stopProgress()
+	pwg.Wait()
+	if err := c.clog.Flush(); err != nil {
+		c.log.Warn("crawl log flush failed", "err", err)
+	}
+	return drained
+}
+
+// urlDone counts a URL out of the crawl's hands and wakes the dispatcher.
+func (c *Crawler) urlDone() {
+	c.inFlight.Add(-1)
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Crawler) waitDone(ctx context.Context, done <-chan struct{}) {
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// userAgentTransport sets the User-Agent of robots.txt requests.
+type userAgentTransport struct {
+	ua string
+	rt http.RoundTripper
+}
+
+func (t *userAgentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("User-Agent") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("User-Agent", t.ua)
+	}
+	return t.rt.RoundTrip(r)
+}

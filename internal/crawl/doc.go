@@ -1,0 +1,51 @@
+// Package crawl is the crawl engine behind `courtesy crawl`: it wires the
+// frontier, the politeness gate, the fetcher, extraction, sitemaps, traps,
+// dedup and the WARC and crawl-log writers into a resumable crawler.
+//
+//	c, err := crawl.New(crawl.Config{DataDir: "data", MaxDuration: time.Hour},
+//		crawl.Options{Logger: logger, Resolver: r})
+//	sum, err := c.Run(ctx, []string{"https://example.org/"})
+//
+// # One URL's life
+//
+// A dispatcher leases due URLs from the frontier (at most one per host
+// queue: the gate's one-in-flight rule) and hands them to a fixed pool of
+// workers (no goroutine per URL). A worker asks the gate (robots.txt first,
+// per host, through the gate's robots cache; then delay, backoff, visit
+// windows). A refusal by robots.txt completes the URL (crawl.log -9998); a
+// "not yet" blocks the host's queue in the frontier until the gate's next
+// allowed time and returns the URL, so no worker sleeps on a host. After
+// the fetch the worker tells the frontier when the host is next due.
+//
+// The response is deduplicated (payload digest → WARC revisit record;
+// simhash of the text, Hamming ≤ 3 → near-duplicate; both count toward the
+// site's duplicate limit), parsed (links with meta robots and X-Robots-Tag:
+// nofollow → no links, noindex → annotated, noarchive → not archived unless
+// HonorNoArchive is off; sitemaps with REGP <type> and <srcloc>), and
+// archived: request, response (or revisit) and metadata records (outlinks,
+// fetch time, IP, truncation, robots decision). Redirects are links (seed
+// 001 §3.4): the target is normalized and queued, and the 3xx is archived.
+// Outlinks are crawl-normalized (session ids, directory-list sorts,
+// trailing index files), scoped (seed hosts by default; domain suffixes;
+// regexps; off-scope hops; external-link policy home-page / deep-link /
+// combined, seed 001 §5.3) and checked against the trap limits.
+//
+// # Durability and resume
+//
+// A URL is acknowledged in the same frontier Put as its outlinks, after its
+// WARC records were fsynced (grouped across workers, as the frontier groups
+// its commits). So after SIGKILL: every acknowledged URL is in a WARC file
+// and its outlinks are queued; URLs in flight are leased only in memory and
+// are fetched again; the open WARC file is cut after its last complete
+// record (warc.Recover) when the crawl restarts. The same command with the
+// same --data resumes.
+//
+// # Failures
+//
+// Network errors and 5xx answers are retried with exponential backoff
+// (MaxRetries, RetryDelay); MaxHostFailures consecutive failures retire the
+// host (frontier.Retire) with the reason logged. A host whose robots.txt is
+// unavailable is not fetched at all (RFC 9309 §2.3.1.4) and is retired
+// after as many tries; 401/403 in the default disallow mode retire it at
+// once.
+package crawl

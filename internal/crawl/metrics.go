@@ -1,0 +1,155 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the crawl's Prometheus series (courtesy_crawl_*, and
+// courtesy_fetch_duration_seconds as DESIGN.md names it).
+type metrics struct {
+	reg           *prometheus.Registry
+	pages         *prometheus.CounterVec
+	bytes         prometheus.Counter
+	completed     prometheus.Counter
+	discovered    prometheus.Counter
+	errors        *prometheus.CounterVec
+	robotsDenied  prometheus.Counter
+	robotsFetches *prometheus.CounterVec
+	trapCuts      *prometheus.CounterVec
+	trapSites     *prometheus.CounterVec
+	outOfScope    prometheus.Counter
+	retired       prometheus.Counter
+	fetchDuration prometheus.Histogram
+	queued        prometheus.Gauge
+	inFlight      prometheus.Gauge
+	activeHosts   prometheus.Gauge
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		pages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_pages_total",
+			Help: "Responses received, by status class."}, []string{"status"}),
+		bytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_bytes_total",
+			Help: "Body bytes received, as transferred."}),
+		completed: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_urls_completed_total",
+			Help: "URLs completed (fetched, refused by robots.txt, or given up)."}),
+		discovered: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_urls_discovered_total",
+			Help: "New URLs added to the frontier."}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_fetch_errors_total",
+			Help: "Failed fetches, by kind."}, []string{"kind"}),
+		robotsDenied: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_robots_denied_total",
+			Help: "URLs not fetched because robots.txt disallows them."}),
+		robotsFetches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_robots_fetches_total",
+			Help: "robots.txt fetches, by result."}, []string{"result"}),
+		trapCuts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_trap_cuts_total",
+			Help: "Links not queued because of a trap limit, by limit."}, []string{"limit"}),
+		trapSites: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_trap_sites_total",
+			Help: "Sites stopped by a site-level trap limit, by limit."}, []string{"limit"}),
+		outOfScope: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_out_of_scope_total",
+			Help: "Links dropped as out of scope."}),
+		retired: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_hosts_retired_total",
+			Help: "Hosts retired after repeated failures."}),
+		fetchDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "courtesy_fetch_duration_seconds",
+			Help: "Fetch duration, request start to last body byte.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)}),
+		queued: prometheus.NewGauge(prometheus.GaugeOpts{Name: "courtesy_crawl_queued_urls",
+			Help: "URLs in the frontier not yet completed."}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "courtesy_crawl_in_flight",
+			Help: "URLs being fetched now."}),
+		activeHosts: prometheus.NewGauge(prometheus.GaugeOpts{Name: "courtesy_crawl_active_hosts",
+			Help: "Hosts with URLs left to crawl."}),
+	}
+	m.reg.MustRegister(m.pages, m.bytes, m.completed, m.discovered, m.errors, m.robotsDenied, m.robotsFetches,
+		m.trapCuts, m.trapSites, m.outOfScope, m.retired, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// robotsObserver feeds the gate's robots.txt events into the metrics.
+type robotsObserver struct{ m *metrics }
+
+func (o robotsObserver) RobotsFetched(_ string, r politeness.RobotsResult, _ bool, _ time.Duration) {
+	o.m.robotsFetches.WithLabelValues(string(r)).Inc()
+}
+func (o robotsObserver) Decided(politeness.Decision) {}
+
+// serveMetrics serves /metrics and /health on addr until the returned
+// server is closed.
+func (c *Crawler) serveMetrics(addr string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: metrics listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(c.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			c.log.Warn("metrics server stopped", "err", err)
+		}
+	}()
+	c.log.Info("serving metrics", "addr", ln.Addr().String())
+	return srv, nil
+}
+
+// progress updates the gauges every second and shows progress: one live
+// line on a terminal, a log line every ProgressInterval otherwise.
+func (c *Crawler) progress(ctx context.Context, start time.Time) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	lastLog := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st := c.fr.Stats(c.cfg.CrawlID, "")
+		c.metrics.queued.Set(float64(st.Size))
+		c.metrics.inFlight.Set(float64(c.inFlight.Load()))
+		c.metrics.activeHosts.Set(float64(st.ActiveQueues))
+		el := time.Since(start)
+		pages := c.stats.pages.Load()
+		rate := float64(pages) / max(el.Seconds(), 0.001)
+		eta := ""
+		switch {
+		case c.cfg.MaxPages > 0 && rate > 0:
+			left := float64(c.cfg.MaxPages - c.completed.Load())
+			eta = " eta " + (time.Duration(left/rate) * time.Second).String()
+		case c.cfg.MaxDuration > 0:
+			eta = " eta " + (c.cfg.MaxDuration - el).Round(time.Second).String()
+		}
+		if c.opts.Progress != nil && c.opts.Terminal {
+			fmt.Fprintf(c.opts.Progress, "\r%d pages  %.0f pages/s  %s  %d queued  %d active hosts  %d errors%s   ",
+				pages, rate, humanBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
+			continue
+		}
+		if time.Since(lastLog) >= c.cfg.ProgressInterval {
+			lastLog = time.Now()
+			c.log.Info("progress", "pages", pages, "pages_per_s", int(rate), "bytes", c.stats.bytes.Load(),
+				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed)
+		}
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

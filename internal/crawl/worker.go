@@ -1,0 +1,752 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/dedup"
+	"github.com/courtesy-crawler/courtesy/internal/extract"
+	"github.com/courtesy-crawler/courtesy/internal/fetch"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/robots"
+	"github.com/courtesy-crawler/courtesy/internal/sitemap"
+	"github.com/courtesy-crawler/courtesy/internal/traps"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
+	"github.com/courtesy-crawler/courtesy/internal/warc"
+)
+
+// URL metadata keys kept in the frontier.
+const (
+	mdVia      = "via"      // referrer URL
+	mdPath     = "path"     // discovery path (hop letters, Heritrix)
+	mdOff      = "off"      // hops out of scope so far
+	mdTry      = "try"      // failed tries so far
+	mdKind     = "kind"     // "sitemap" for sitemap files
+	mdSource   = "source"   // "seed"
+	mdNoFollow = "nofollow" // REGP sitemap <type>data</type>: fetch, do not follow
+	mdSrcLoc   = "srcloc"   // REGP <srcloc>: the original of this crawler copy
+	mdLastMod  = "lastmod"  // sitemap <lastmod>
+	mdFreq     = "changefreq"
+	mdSMPrio   = "sm-priority"
+
+	kindSitemap = "sitemap"
+
+	prioritySeed   int8 = 2
+	priorityHigh   int8 = 1 // sitemap entries, REGP Index-page, Change-*
+	priorityNormal int8 = 0
+
+	// maxPathDelay caps a path's own robots delay, as the gate caps
+	// Crawl-delay (politeness.Config.MaxCrawlDelay default).
+	maxPathDelay = 30 * time.Second
+
+	// shortWait is the longest the gate's "not yet" is waited out by the
+	// worker; longer waits block the queue in the frontier instead.
+	shortWait = 20 * time.Millisecond
+)
+
+func md1(m map[string][]string, k string) string {
+	if v := m[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// handle crawls one leased URL: gate, fetch, archive, extract. It returns
+// true when it handed the URL to the acker (which acknowledges it together
+// with its outlinks once its WARC records are on disk), false when the URL
+// was returned to the frontier unchanged.
+func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
+	u, err := url.Parse(l.URL)
+	if err != nil || u.Host == "" {
+		return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusUnsupportedURI, Size: -1, Thread: wid}, -1)
+	}
+	key := l.Key
+	var permit *politeness.Permit
+	for attempt := 0; ; attempt++ {
+		p, d, err := c.gate.Try(ctx, u)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.Warn("politeness gate failed", "url", l.URL, "err", err)
+				c.block(ctx, key, c.now().Add(5*time.Second))
+			}
+			c.fr.Release(l.URLInfo)
+			return false
+		}
+		if p != nil {
+			permit = p
+			break
+		}
+		switch d.Reason {
+		case politeness.ReasonRobots:
+			c.stats.robotsDenied.Add(1)
+			c.metrics.robotsDenied.Inc()
+			return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusRobotsDisallowed, Size: -1, Thread: wid,
+				Annotations: []string{crawllog.AnnotationRobotsDisallow}}, -1)
+		case politeness.ReasonRobotsUnavailable:
+			return c.robotsUnavailable(ctx, wid, l, d)
+		case politeness.ReasonBackoff:
+			if d.RetryAfter > c.cfg.MaxHostWait {
+				// Retry-After of hours: do not hold the crawl open for it.
+				c.retire(ctx, u.Hostname(), key, "backoff: "+d.Detail)
+				c.fr.Release(l.URLInfo)
+				return false
+			}
+		}
+		if d.RetryAfter > 0 && d.RetryAfter <= shortWait && attempt < 3 {
+			if !sleep(ctx, d.RetryAfter) {
+				c.fr.Release(l.URLInfo)
+				return false
+			}
+			continue
+		}
+		wait := max(d.RetryAfter, time.Millisecond)
+		c.block(ctx, key, c.now().Add(wait))
+		c.fr.Release(l.URLInfo)
+		return false
+	}
+
+	hs := c.host(u.Hostname())
+	// REGP lets robots.txt give paths their own Crawl-delay or
+	// Request-rate (nested blocks, seed 002 §3.2): honour the one of this
+	// path when it asks for more than the host's delay the gate applied.
+	c.hostsMu.Lock()
+	g, lastEnd := hs.group, hs.lastEnd
+	c.hostsMu.Unlock()
+	if g != nil && !lastEnd.IsZero() {
+		need := min(g.MinInterval(u.RequestURI(), c.now()), maxPathDelay)
+		if at := lastEnd.Add(need); need > permit.Decision().Delays.Effective && c.now().Before(at) {
+			_ = permit.Release()
+			c.block(ctx, key, at)
+			c.fr.Release(l.URLInfo)
+			return false
+		}
+	}
+	c.firstContact(ctx, u, l, hs)
+	c.hostsMu.Lock()
+	req := hs.req
+	c.hostsMu.Unlock()
+
+	res, ferr := c.fetcher.Fetch(ctx, u, req)
+	c.hostsMu.Lock()
+	hs.lastEnd = c.now()
+	c.hostsMu.Unlock()
+	out := politeness.Outcome{Err: ferr}
+	if res != nil {
+		out.Status, out.Duration = res.Status, res.Duration
+		out.RetryAfter = politeness.RetryAfter(res.Header, time.Now())
+	}
+	_ = permit.Done(out)
+	// Tell the frontier when the host is next due, so that the queue is
+	// not served (and no worker waits) before the gate would open.
+	next := c.now().Add(permit.Decision().Delays.Effective)
+	if out.Status == http.StatusTooManyRequests || out.Status == http.StatusServiceUnavailable {
+		if st, err := c.gate.Status(ctx, permit.Key(), politeness.Origin(u)); err == nil && st.NextAllowed.After(next) {
+			next = st.NextAllowed
+		}
+	}
+	c.block(ctx, key, next)
+
+	if ferr != nil {
+		kind := fetch.KindOf(ferr)
+		if kind == fetch.KindCanceled || ctx.Err() != nil {
+			c.fr.Release(l.URLInfo)
+			return false
+		}
+		c.stats.errors.Add(1)
+		c.metrics.errors.WithLabelValues(kind.String()).Inc()
+		c.hostFailed(ctx, u.Hostname(), key, kind.String())
+		return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: time.Now()}, ferr, -1)
+	}
+	return c.fetched(ctx, wid, l, u, hs, res)
+}
+
+// statusOf maps a fetch error kind to a Heritrix crawl.log status.
+func statusOf(k fetch.Kind) int {
+	switch k {
+	case fetch.KindDNS:
+		return crawllog.StatusDNSFailed
+	case fetch.KindConnect, fetch.KindTLS:
+		return crawllog.StatusConnectFailed
+	case fetch.KindTimeout:
+		return crawllog.StatusTimeout
+	case fetch.KindReset:
+		return crawllog.StatusConnectBroken
+	case fetch.KindRequest:
+		return crawllog.StatusUnsupportedURI
+	}
+	return crawllog.StatusRuntimeError
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (c *Crawler) block(ctx context.Context, key string, t time.Time) {
+	if err := c.fr.BlockQueueUntil(context.WithoutCancel(ctx), c.cfg.CrawlID, key, t); err != nil {
+		c.log.Debug("frontier block failed", "key", key, "err", err)
+	}
+}
+
+// robotsUnavailable handles a host whose robots.txt could not be had
+// (RFC 9309 §2.3.1.4: 5xx, network error: disallow all) or answered 401/403
+// in disallow mode: no request goes to it until robots.txt is fetched
+// again; after MaxHostFailures tries, or at once for 401/403, the host is
+// retired.
+func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lease, d politeness.Decision) bool {
+	u, _ := url.Parse(l.URL)
+	hs := c.host(u.Hostname())
+	c.hostsMu.Lock()
+	hs.robotsFailures++
+	n := hs.robotsFailures
+	c.hostsMu.Unlock()
+	if d.RetryAfter >= 0 && d.RetryAfter <= c.cfg.MaxHostWait && n < c.cfg.MaxHostFailures {
+		c.block(ctx, l.Key, c.now().Add(max(d.RetryAfter, time.Second)))
+		c.fr.Release(l.URLInfo)
+		return false
+	}
+	reason := "robots.txt unavailable: " + d.Detail
+	c.retire(ctx, u.Hostname(), l.Key, reason)
+	return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusPrereqRobotsFailed, Size: -1, Thread: wid}, -1)
+}
+
+// hostFailed counts a failure of host; MaxHostFailures in a row retire it.
+func (c *Crawler) hostFailed(ctx context.Context, host, key, why string) {
+	hs := c.host(host)
+	c.hostsMu.Lock()
+	hs.failures++
+	n := hs.failures
+	c.hostsMu.Unlock()
+	if n >= c.cfg.MaxHostFailures {
+		c.retire(ctx, host, key, fmt.Sprintf("%d failures in a row, last: %s", n, why))
+	}
+}
+
+func (c *Crawler) retire(ctx context.Context, host, key, reason string) {
+	hs := c.host(host)
+	c.hostsMu.Lock()
+	first := hs.retired == ""
+	if first {
+		hs.retired = reason
+	}
+	c.hostsMu.Unlock()
+	if !first {
+		return
+	}
+	c.log.Warn("host retired", "host", host, "reason", reason)
+	c.metrics.retired.Inc()
+	if err := c.fr.Retire(context.WithoutCancel(ctx), c.cfg.CrawlID, key, reason); err != nil {
+		c.log.Warn("frontier retire failed", "host", host, "err", err)
+	}
+}
+
+// retry schedules a failed URL again with exponential backoff, or gives
+// up after MaxRetries, logging the failure either way. warcIdx is the WARC
+// writer that holds its records, or -1.
+func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int) bool {
+	tries, _ := strconv.Atoi(md1(l.Metadata, mdTry))
+	tries++
+	e.Annotations = append(e.Annotations, crawllog.Tries(tries))
+	if tries > c.cfg.MaxRetries {
+		return c.complete(l, nil, e, warcIdx)
+	}
+	info := l.URLInfo
+	info.Metadata = cloneMD(l.Metadata)
+	info.Metadata[mdTry] = []string{strconv.Itoa(tries)}
+	when := c.now().Add(c.cfg.RetryDelay << (tries - 1))
+	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
+	c.acks <- &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, entry: e, warc: warcIdx}
+	return true
+}
+
+func cloneMD(m map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// firstContact runs once per host after its robots.txt was read by the
+// gate: it keeps the robots group (REGP Index-page, Change-*) and queues
+// the host's sitemaps (robots Sitemap: lines and /sitemap.xml).
+func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease, hs *hostState) {
+	c.hostsMu.Lock()
+	if !hs.fetched {
+		hs.fetched = true
+		c.stats.fetchedHosts.Add(1)
+	}
+	if hs.sitemapsQueued {
+		c.hostsMu.Unlock()
+		return
+	}
+	hs.sitemapsQueued = true
+	c.hostsMu.Unlock()
+	origin := politeness.Origin(u)
+	var sitemaps []string
+	if e, err := c.rstore.GetRobots(ctx, origin); err == nil && len(e.Body) > 0 {
+		f := robots.Parse(e.Body)
+		g := f.Group(c.agent)
+		// REGP Language, Encoding and Cookie (seed 002 §3.2.9-3.2.10) go
+		// into every request to the host.
+		ext := g.Extensions()
+		req := fetch.Request{
+			AcceptLanguage: strings.Join(ext.Languages, ", "),
+			AcceptEncoding: strings.Join(ext.Encodings, ", "),
+			Cookie:         strings.Join(ext.Cookies, "; "),
+		}
+		c.hostsMu.Lock()
+		hs.group, hs.req = g, req
+		c.hostsMu.Unlock()
+		sitemaps = f.Sitemaps()
+	}
+	if !boolOr(c.cfg.Sitemaps, true) {
+		return
+	}
+	sitemaps = append(sitemaps, origin+"/sitemap.xml")
+	var items []frontier.Item
+	seen := map[string]bool{}
+	for _, s := range sitemaps {
+		su, err := urlnorm.Normalize(s, c.norm)
+		if err != nil || seen[su.String()] || len(items) >= c.cfg.MaxSitemapsPerHost {
+			continue
+		}
+		seen[su.String()] = true
+		// A sitemap on another host is fetched under that host's rules,
+		// if it is in scope.
+		if su.Hostname() != u.Hostname() && !c.scope.inScope(su) {
+			continue
+		}
+		items = append(items, frontier.Item{Info: frontier.URLInfo{
+			URL: su.String(), Key: c.queueKey(su), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: 1,
+			Metadata: map[string][]string{mdKind: {kindSitemap}, mdPath: {"P"}, mdVia: {origin + "/robots.txt"}},
+		}})
+	}
+	if len(items) > 0 {
+		if _, err := c.fr.Put(context.WithoutCancel(ctx), items); err != nil {
+			c.log.Error("frontier put failed", "err", err)
+		}
+	}
+}
+
+// fetched handles a response: dedup, WARC, extraction, crawl log, outlinks
+// and the acknowledgement.
+func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url.URL, hs *hostState, res *fetch.Result) bool {
+	host := u.Hostname()
+	c.stats.pages.Add(1)
+	c.stats.bytes.Add(int64(len(res.RawBody)))
+	c.metrics.pages.WithLabelValues(strconv.Itoa(res.Status/100) + "xx").Inc()
+	c.metrics.bytes.Add(float64(len(res.RawBody)))
+	c.metrics.fetchDuration.Observe(res.Duration.Seconds())
+	if res.Status >= 500 {
+		c.hostFailed(ctx, host, l.Key, "HTTP "+strconv.Itoa(res.Status))
+	} else {
+		c.hostsMu.Lock()
+		hs.failures = 0
+		c.hostsMu.Unlock()
+	}
+	e := &crawllog.Entry{
+		Status: res.Status, Size: int64(len(res.RawBody)), MIME: res.MediaType(), Thread: wid,
+		FetchStart: res.Start, FetchDuration: res.Duration,
+	}
+	switch res.TruncReason {
+	case fetch.TruncSize:
+		c.tr.Observe(traps.Size)
+		e.Annotations = append(e.Annotations, crawllog.AnnotationSizeTruncated)
+	case fetch.TruncTime:
+		c.tr.Observe(traps.DownloadTime)
+		e.Annotations = append(e.Annotations, crawllog.AnnotationTimeTruncated)
+	}
+	if tries, _ := strconv.Atoi(md1(l.Metadata, mdTry)); tries > 0 {
+		e.Annotations = append(e.Annotations, crawllog.Tries(tries+1))
+	}
+
+	if res.Skipped {
+		// HEAD-before-GET: an unwanted media type is not downloaded
+		// (seed 001 §5.1); the HEAD is logged, nothing is archived.
+		e.Size = -1
+		e.Annotations = append(e.Annotations, "head:skipped")
+		return c.complete(l, nil, e, -1)
+	}
+	ok := res.Status >= 200 && res.Status < 300
+	directives := robots.XRobotsTag(res.Header.Values("X-Robots-Tag"), c.agent)
+	var page *extract.Page
+	var sm *sitemap.Sitemap
+	mt := res.MediaType()
+	switch {
+	case ok && md1(l.Metadata, mdKind) == kindSitemap:
+		s, err := sitemap.Parse(bytes.NewReader(res.Body), u, sitemap.Options{})
+		if err == nil {
+			sm = s
+		} else {
+			e.Annotations = append(e.Annotations, "sitemap:unparsable")
+		}
+	case ok && (mt == "text/html" || mt == "application/xhtml+xml" || mt == ""):
+		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs})
+		if err == nil {
+			page = p
+			directives = directives.Merge(p.Robots)
+		}
+	}
+	if directives.NoIndex {
+		e.Annotations = append(e.Annotations, "noindex")
+	}
+
+	// Duplicates: identical payload → revisit record; near-identical text
+	// (simhash, Hamming ≤ 3) → annotated. Both count toward the site's
+	// duplicate limit (seed 001 §6: 10).
+	digest := dedup.Digest(res.RawBody)
+	e.Digest = digest
+	var revisit *warc.Revisit
+	stopped := false
+	if ok && len(res.RawBody) > 0 {
+		if prev, err := c.digests.Get([]byte(digest)); err == nil {
+			if r, ok := decodeRevisit(prev); ok {
+				revisit = &r
+				e.Annotations = append(e.Annotations, crawllog.AnnotationDuplicateDigest)
+				c.stats.dups.Add(1)
+				c.stats.revisits.Add(1)
+				stopped = c.tr.Duplicate(host)
+			}
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			c.log.Warn("digest lookup failed", "err", err)
+		}
+		if revisit == nil && page != nil && len(page.Text) > 0 {
+			if _, _, near := c.near.Check(host, dedup.Simhash(page.Text)); near {
+				e.Annotations = append(e.Annotations, crawllog.AnnotationNearDuplicate)
+				c.stats.dups.Add(1)
+				stopped = c.tr.Duplicate(host)
+			}
+		}
+	}
+
+	// Links.
+	var links []extract.Link
+	follow := !directives.NoFollow && md1(l.Metadata, mdNoFollow) == ""
+	if page != nil && follow {
+		links = page.Links
+	}
+	if res.Redirect != nil && res.Status >= 300 && res.Status < 400 {
+		// Redirects are links (seed 001 §3.4): queued, not followed.
+		if rl, err := extract.Redirect(u, res.Redirect.String()); err == nil {
+			links = append(links, rl)
+		}
+	}
+	items := c.outlinks(l, u, links, stopped)
+	if sm != nil {
+		items = append(items, c.sitemapItems(l, u, hs, sm)...)
+	}
+
+	// Archive (unless noarchive is honoured); the acker makes the records
+	// durable before the acknowledgement: an acknowledged URL is always in
+	// a WARC file.
+	wi := -1
+	if directives.NoArchive && c.honorNA {
+		e.Annotations = append(e.Annotations, "noarchive")
+	} else {
+		ex := &warc.Exchange{
+			URL: l.URL, Date: res.Start, Request: res.RequestHeaderBytes(), ResponseHeader: res.HTTPHeaderBytes(),
+			Body: res.RawBody, PayloadDigest: digest, Revisit: revisit,
+			Metadata: c.warcMetadata(l, res, items, directives),
+		}
+		if res.RemoteAddr.IsValid() {
+			ex.IP = res.RemoteAddr.Addr().String()
+		}
+		switch res.TruncReason {
+		case fetch.TruncSize:
+			ex.Truncated = warc.TruncatedLength
+		case fetch.TruncTime:
+			ex.Truncated = warc.TruncatedTime
+		case fetch.TruncDecode:
+			ex.Truncated = warc.TruncatedUnspecified
+		}
+		wi = wid % len(c.warcs)
+		wr, err := c.warcs[wi].WriteExchange(ctx, ex)
+		if err != nil {
+			// Not archived: return the URL; it is served again.
+			c.log.Error("WARC write failed", "url", l.URL, "err", err)
+			c.fr.Release(l.URLInfo)
+			return false
+		}
+		if ok && revisit == nil && len(res.RawBody) > 0 {
+			// Durable with the frontier's synced commit below.
+			_ = c.digests.SetNoSync([]byte(digest), encodeRevisit(l.URL, res.Start, wr.Response.RecordID))
+		}
+	}
+	if res.Status >= 500 {
+		// Archived and logged; tried again later unless out of tries.
+		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d", res.Status), wi)
+	}
+	return c.complete(l, items, e, wi)
+}
+
+// warcMetadata builds the metadata record of an exchange (Heritrix field
+// names where they exist).
+func (c *Crawler) warcMetadata(l frontier.Lease, res *fetch.Result, items []frontier.Item, d robots.Directives) []warc.Field {
+	f := []warc.Field{
+		{Name: "hopsFromSeed", Value: md1(l.Metadata, mdPath)},
+		{Name: "fetchTimeMs", Value: strconv.FormatInt(res.Duration.Milliseconds(), 10)},
+		{Name: "robots", Value: "allowed"},
+	}
+	if via := md1(l.Metadata, mdVia); via != "" {
+		f = append(f, warc.Field{Name: "via", Value: via})
+	}
+	if res.RemoteAddr.IsValid() {
+		f = append(f, warc.Field{Name: "ip", Value: res.RemoteAddr.Addr().String()})
+	}
+	if res.Truncated {
+		f = append(f, warc.Field{Name: "truncated", Value: string(res.TruncReason)})
+	}
+	if src := md1(l.Metadata, mdSrcLoc); src != "" {
+		// REGP: this URL is the crawler copy of srcloc (seed 002 §4.2).
+		f = append(f, warc.Field{Name: "srcloc", Value: src})
+	}
+	if d.NoIndex {
+		f = append(f, warc.Field{Name: "robots-meta", Value: "noindex"})
+	}
+	for i, it := range items {
+		if i >= 1000 {
+			break
+		}
+		if it.Known {
+			continue
+		}
+		f = append(f, warc.Field{Name: "outlink", Value: it.Info.URL + " " + lastHop(md1(it.Info.Metadata, mdPath)) + " a/@href"})
+	}
+	return f
+}
+
+func lastHop(p string) string {
+	if p == "" {
+		return "L"
+	}
+	return p[len(p)-1:]
+}
+
+// outlinks turns a page's links into frontier items: crawl normalization,
+// scope (with off-scope hops and the external-link policy), trap limits.
+func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link, siteStopped bool) []frontier.Item {
+	if len(links) == 0 {
+		return nil
+	}
+	srcHost := src.Hostname()
+	path := md1(l.Metadata, mdPath)
+	off, _ := strconv.Atoi(md1(l.Metadata, mdOff))
+	depth := l.Depth + 1
+	seen := make(map[string]bool, len(links))
+	var items []frontier.Item
+	add := func(nu *url.URL, raw string, hop extract.Hop, offHops int) {
+		if seen[raw] {
+			return
+		}
+		seen[raw] = true
+		host := nu.Hostname()
+		key := c.queueKey(nu)
+		if v := c.tr.CheckURL(host, nu, raw, depth); !v.OK() {
+			c.cut(l, raw, path+string(hop), v)
+			return
+		}
+		prio := priorityNormal
+		if g := c.groupOf(host); g != nil {
+			p := nu.EscapedPath()
+			if _, ok := g.ChangeFreq(p); ok || g.IndexPage(p) {
+				prio = priorityHigh
+			}
+		}
+		mdm := map[string][]string{mdVia: {l.URL}, mdPath: {path + string(hop)}}
+		if offHops > 0 {
+			mdm[mdOff] = []string{strconv.Itoa(offHops)}
+		}
+		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: raw, Key: key, CrawlID: c.cfg.CrawlID, Depth: depth, Priority: prio, Metadata: mdm}})
+	}
+	for _, ln := range links {
+		if ln.NoFollow {
+			continue
+		}
+		nu, err := urlnorm.Normalize(ln.URL.String(), c.norm)
+		if err != nil {
+			continue
+		}
+		raw := nu.String()
+		if raw == l.URL {
+			continue
+		}
+		host := nu.Hostname()
+		if siteStopped && host == srcHost {
+			continue // seed 001 §5.4: stop following links within a trapped site
+		}
+		offHops := 0
+		if !c.scope.inScope(nu) {
+			if c.scope.excluded(nu) || off+1 > c.scope.maxOff {
+				c.metrics.outOfScope.Inc()
+				continue
+			}
+			offHops = off + 1
+		}
+		if host != srcHost && offHops == 0 {
+			home := &url.URL{Scheme: nu.Scheme, Host: nu.Host, Path: "/"}
+			switch c.scope.policy {
+			case PolicyHomePage:
+				add(home, home.String(), ln.Hop, 0)
+				continue
+			case PolicyCombined:
+				add(nu, raw, ln.Hop, 0)
+				add(home, home.String(), ln.Hop, 0)
+				continue
+			}
+		}
+		add(nu, raw, ln.Hop, offHops)
+	}
+	return items
+}
+
+func (c *Crawler) groupOf(host string) *robots.Group {
+	c.hostsMu.Lock()
+	defer c.hostsMu.Unlock()
+	if hs := c.hosts[host]; hs != nil {
+		return hs.group
+	}
+	return nil
+}
+
+// cut records a URL a trap limit refused, once per URL while it is
+// remembered (the crawl log says when it cuts).
+func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
+	c.metrics.trapCuts.WithLabelValues(string(v.Kind)).Inc()
+	c.cutMu.Lock()
+	if _, dup := c.cutLog[raw]; dup {
+		c.cutMu.Unlock()
+		return
+	}
+	if len(c.cutLog) >= 100_000 {
+		clear(c.cutLog)
+	}
+	c.cutLog[raw] = struct{}{}
+	c.cutMu.Unlock()
+	status := crawllog.StatusBlockedByQuota
+	ann := "trap:" + string(v.Kind)
+	switch v.Kind {
+	case traps.Depth:
+		status, ann = crawllog.StatusTooManyHops, crawllog.AnnotationTrapMaxDepth
+	case traps.URLLength:
+		status, ann = crawllog.StatusChaff, crawllog.AnnotationTrapURLLength
+	case traps.RepeatedSegments:
+		status, ann = crawllog.StatusChaff, crawllog.AnnotationTrapRepeatPath
+	case traps.URLsPerSite:
+		ann = crawllog.AnnotationTrapMaxURLs
+	case traps.Duplicates:
+		ann = crawllog.AnnotationTrapDuplicates
+	}
+	_ = c.clog.Log(&crawllog.Entry{Status: status, Size: -1, URL: raw, Path: path, Via: l.URL, Annotations: []string{ann}})
+}
+
+// sitemapItems queues a sitemap's entries (priority high: seed 001 has
+// seeds first, then sitemap entries) and child sitemaps.
+func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *sitemap.Sitemap) []frontier.Item {
+	var items []frontier.Item
+	path := md1(l.Metadata, mdPath)
+	for _, child := range sm.Sitemaps {
+		c.hostsMu.Lock()
+		hs.sitemaps++
+		over := hs.sitemaps > c.cfg.MaxSitemapsPerHost
+		c.hostsMu.Unlock()
+		if over {
+			break
+		}
+		cu, err := urlnorm.Normalize(child, c.norm)
+		if err != nil || (cu.Hostname() != u.Hostname() && !c.scope.inScope(cu)) {
+			continue
+		}
+		items = append(items, frontier.Item{Info: frontier.URLInfo{
+			URL: cu.String(), Key: c.queueKey(cu), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: l.Depth,
+			Metadata: map[string][]string{mdKind: {kindSitemap}, mdPath: {path + "I"}, mdVia: {l.URL}},
+		}})
+	}
+	for _, e := range sm.URLs {
+		nu, err := urlnorm.Normalize(e.Loc, c.norm)
+		if err != nil || !c.scope.inScope(nu) {
+			continue
+		}
+		raw := nu.String()
+		// Sitemap entries are at most one hop below the sitemap: they are
+		// what the site says exists (orphans included).
+		depth := min(l.Depth+1, 2)
+		if v := c.tr.CheckURL(nu.Hostname(), nu, raw, depth); !v.OK() {
+			c.cut(l, raw, path+"I", v)
+			continue
+		}
+		mdm := map[string][]string{mdVia: {l.URL}, mdPath: {path + "I"}}
+		if e.Type == "data" {
+			mdm[mdNoFollow] = []string{"1"}
+		}
+		if e.SrcLoc != "" {
+			mdm[mdSrcLoc] = []string{e.SrcLoc}
+		}
+		if !e.LastMod.IsZero() {
+			mdm[mdLastMod] = []string{e.LastMod.UTC().Format(time.RFC3339)}
+		}
+		if e.ChangeFreq != "" {
+			mdm[mdFreq] = []string{e.ChangeFreq}
+		}
+		if e.Priority >= 0 {
+			mdm[mdSMPrio] = []string{strconv.FormatFloat(e.Priority, 'f', -1, 64)}
+		}
+		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: raw, Key: c.queueKey(nu), CrawlID: c.cfg.CrawlID, Depth: depth, Priority: priorityHigh, Metadata: mdm}})
+	}
+	return items
+}
+
+// complete hands the URL to the acker: logged and acknowledged
+// (completed) together with its outlinks in one frontier Put, after the
+// WARC writer warcIdx (-1: none) was flushed.
+func (c *Crawler) complete(l frontier.Lease, items []frontier.Item, e *crawllog.Entry, warcIdx int) bool {
+	c.acks <- &ack{lease: l, items: items, entry: e, warc: warcIdx, done: true,
+		final: frontier.Item{Info: frontier.URLInfo{URL: l.URL, Key: l.Key, CrawlID: l.CrawlID}, Known: true}}
+	return true
+}
+
+func (c *Crawler) logLine(l frontier.Lease, e *crawllog.Entry) {
+	e.URL = l.URL
+	e.Path = md1(l.Metadata, mdPath)
+	e.Via = md1(l.Metadata, mdVia)
+	if md1(l.Metadata, mdSource) == "seed" {
+		e.Source = "seed"
+	}
+	if err := c.clog.Log(e); err != nil {
+		c.log.Warn("crawl log write failed", "err", err)
+	}
+}
+
+// encodeRevisit / decodeRevisit store what a revisit record refers to:
+// the first capture's URL, date and record ID.
+func encodeRevisit(u string, t time.Time, id string) []byte {
+	return []byte(strconv.FormatInt(t.UnixNano(), 10) + " " + id + " " + u)
+}
+
+func decodeRevisit(b []byte) (warc.Revisit, bool) {
+	parts := strings.SplitN(string(b), " ", 3)
+	if len(parts) != 3 {
+		return warc.Revisit{}, false
+	}
+	ns, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil || parts[2] == "" {
+		return warc.Revisit{}, false
+	}
+	return warc.Revisit{TargetURI: parts[2], Date: time.Unix(0, ns).UTC(), RecordID: parts[1]}, true
+}

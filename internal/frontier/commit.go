@@ -1,0 +1,475 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// maxGroup bounds the operations one commit gathers.
+const maxGroup = 512
+
+// op is one mutation handed to the committer.
+type op struct {
+	// put: items and their statuses (statuses[i] is preset to Skipped for
+	// items rejected before submission; those are not applied).
+	items    []Item
+	statuses []Status
+	norm     []normItem
+
+	// fn (admin operations) runs under Frontier.mu while the batch is
+	// built; after runs under Frontier.mu once the batch committed.
+	fn    func(b *pebble.Batch) error
+	after func()
+
+	// done receives the outcome; nil for fire-and-forget operations (their
+	// writes ride on the next commit and need no fsync of their own).
+	done chan error
+	err  error
+}
+
+// normItem is an item after validation, with what the committer looked up.
+type normItem struct {
+	skip  bool
+	gen   uint64 // groups committed before the caller's seen-test
+	crawl string
+	key   string
+	hash  urlHash
+	// filled by the committer before it takes the lock:
+	found bool
+	rec   urlRecord
+}
+
+// submit hands o to the committer and waits for its commit.
+func (f *Frontier) submit(ctx context.Context, o *op) error {
+	select {
+	case f.ops <- o:
+	case <-f.doneCh:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if o.done == nil {
+		return nil
+	}
+	select {
+	case err := <-o.done:
+		return err
+	case <-f.doneCh:
+		select {
+		case err := <-o.done:
+			return err
+		default:
+			return ErrClosed
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *Frontier) commitLoop() {
+	defer close(f.doneCh)
+	var broken error
+	group := make([]*op, 0, maxGroup)
+	for {
+		group = group[:0]
+		select {
+		case o := <-f.ops:
+			group = append(group, o)
+		case <-f.stop:
+			for {
+				select {
+				case o := <-f.ops:
+					group = append(group, o)
+					if len(group) == maxGroup {
+						broken = f.runGroup(group, broken)
+						group = group[:0]
+					}
+					continue
+				default:
+				}
+				break
+			}
+			if len(group) > 0 {
+				f.runGroup(group, broken)
+			}
+			return
+		}
+	drain:
+		for len(group) < maxGroup {
+			select {
+			case o := <-f.ops:
+				group = append(group, o)
+			default:
+				break drain
+			}
+		}
+		broken = f.runGroup(group, broken)
+	}
+}
+
+// runGroup applies and commits one group. After a failed commit the
+// in-memory state no longer matches the disk, so every later operation fails
+// with the same error (broken) until the process restarts and reloads.
+func (f *Frontier) runGroup(group []*op, broken error) error {
+	if broken == nil {
+		broken = f.commitGroup(group)
+	}
+	for _, o := range group {
+		if o.done == nil {
+			continue
+		}
+		err := o.err
+		if err == nil {
+			err = broken
+		}
+		o.done <- err
+	}
+	return broken
+}
+
+// recentGroups is how many committed groups' inserts the committer
+// remembers exactly, so that it need not repeat a caller's seen-test on disk.
+const recentGroups = 64
+
+type seenKey struct {
+	cid uint32
+	h   urlHash
+}
+
+func (f *Frontier) commitGroup(group []*op) error {
+	// Complete the seen-test outside the lock. The committer is the only
+	// writer, so what it reads here is still true when it commits. A
+	// caller's disk lookup saw every group up to n.gen; inserts of later
+	// groups are in f.recent as long as they are recent enough.
+	gen := f.gen.Load()
+	f.mu.Lock()
+	cids := make(map[string]uint32, 1)
+	for _, o := range group {
+		for i := range o.norm {
+			if c := f.mu.crawls[o.norm[i].crawl]; c != nil {
+				cids[c.name] = c.cid
+			}
+		}
+	}
+	f.mu.Unlock()
+	for _, o := range group {
+		for i := range o.norm {
+			n := &o.norm[i]
+			if n.skip {
+				continue
+			}
+			cid, ok := cids[n.crawl]
+			if !ok {
+				continue
+			}
+			if !o.items[i].Known {
+				if _, ok := f.recent[seenKey{cid, n.hash}]; ok {
+					n.found = true
+					continue
+				}
+				if gen-n.gen <= recentGroups {
+					continue
+				}
+			}
+			v, closer, err := f.db.Get(urlKey(cid, n.hash))
+			if errors.Is(err, pebble.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				o.err = fmt.Errorf("frontier: seen-test: %w", err)
+				break
+			}
+			rec, derr := decodeURLRecord(v)
+			closer.Close()
+			if derr != nil {
+				o.err = corrupt("url record", derr)
+				break
+			}
+			n.found, n.rec = true, rec
+		}
+	}
+	var inserted []seenKey
+
+	b := f.db.NewBatch()
+	defer b.Close()
+	sync := false
+	var release []*lease
+	touched := map[*queue]struct{}{}
+
+	f.mu.Lock()
+	now := f.opts.Now()
+	var inGroup map[seenKey]bool
+	// written holds the records this group wrote, for a later item of the
+	// same group about the same URL (discovered, then acknowledged).
+	var written map[seenKey]urlRecord
+	remember := func(k seenKey, r urlRecord) {
+		if written == nil {
+			written = map[seenKey]urlRecord{}
+		}
+		written[k] = r
+	}
+	for _, o := range group {
+		if o.done != nil {
+			sync = true
+		}
+		if o.err != nil {
+			continue
+		}
+		if o.fn != nil {
+			o.err = o.fn(b)
+			continue
+		}
+		for i := range o.items {
+			n := &o.norm[i]
+			if n.skip {
+				continue
+			}
+			it := &o.items[i]
+			c := f.crawlLocked(n.crawl, true)
+			q := f.queueLocked(c, n.key, true)
+			if !it.Known {
+				sk := seenKey{c.cid, n.hash}
+				if n.found || inGroup[sk] {
+					o.statuses[i] = Skipped
+					continue
+				}
+				if inGroup == nil {
+					inGroup = map[seenKey]bool{}
+				}
+				inGroup[sk] = true
+				inserted = append(inserted, sk)
+				f.seen.add(fingerprint(c.cid, n.hash))
+				f.mu.seq++
+				pos := entryPos{prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
+				rec := urlRecord{state: stateQueued, qid: q.rec.qid, pos: pos, created: now.Unix(), url: it.Info.URL}
+				b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
+				remember(sk, rec)
+				b.Set(entryKey(c.cid, q.rec.qid, pos), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata), nil)
+				q.rec.queued++
+				f.mu.dirty[q] = struct{}{}
+				touched[q] = struct{}{}
+				o.statuses[i] = OK
+				continue
+			}
+			// Known: overwrite, ending any lease.
+			created := now.Unix()
+			if r, ok := written[seenKey{c.cid, n.hash}]; ok {
+				n.found, n.rec = true, r
+			}
+			if n.found {
+				created = n.rec.created
+				if oq := c.byQID(n.rec.qid); oq != nil {
+					switch n.rec.state {
+					case stateQueued:
+						b.Delete(entryKey(c.cid, n.rec.qid, n.rec.pos), nil)
+						if oq.rec.queued > 0 {
+							oq.rec.queued--
+						}
+					case stateCompleted:
+						if oq.rec.completed > 0 {
+							oq.rec.completed--
+						}
+					}
+					if l := oq.leased[n.hash]; l != nil {
+						l.acking = true
+						release = append(release, l)
+					}
+					f.mu.dirty[oq] = struct{}{}
+					touched[oq] = struct{}{}
+				}
+			}
+			rec := urlRecord{qid: q.rec.qid, created: created, url: it.Info.URL}
+			if it.RefetchFrom.IsZero() {
+				rec.state = stateCompleted
+				q.rec.completed++
+			} else {
+				f.mu.seq++
+				rec.state = stateQueued
+				rec.pos = entryPos{due: it.RefetchFrom.UnixNano(), prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
+				b.Set(entryKey(c.cid, q.rec.qid, rec.pos), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata), nil)
+				q.rec.queued++
+			}
+			b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
+			remember(seenKey{c.cid, n.hash}, rec)
+			f.mu.dirty[q] = struct{}{}
+			touched[q] = struct{}{}
+			o.statuses[i] = OK
+			// A new inGroup entry stops a later discovered copy in this group.
+			if inGroup == nil {
+				inGroup = map[seenKey]bool{}
+			}
+			inGroup[seenKey{c.cid, n.hash}] = true
+			inserted = append(inserted, seenKey{c.cid, n.hash})
+			f.seen.add(fingerprint(c.cid, n.hash))
+		}
+	}
+	for c := range f.mu.dirtyCrw {
+		if c.deleted {
+			continue
+		}
+		b.Set(crawlKey(c.name), crawlRecord{cid: c.cid, nextQID: c.nextQID}.encode(), nil)
+	}
+	for q := range f.mu.dirty {
+		if q.crawl.deleted || q.crawl.queues[q.key] != q {
+			continue
+		}
+		b.Set(queueKey(q.crawl.cid, q.key), q.rec.encode(), nil)
+	}
+	clear(f.mu.dirtyCrw)
+	clear(f.mu.dirty)
+	f.mu.Unlock()
+
+	opts := pebble.NoSync
+	if sync {
+		opts = pebble.Sync
+	}
+	if !b.Empty() {
+		if err := b.Commit(opts); err != nil {
+			return fmt.Errorf("frontier: commit: %w", err)
+		}
+	}
+	// Remember this group's inserts for the next recentGroups groups.
+	slot := &f.recentRing[gen%recentGroups]
+	for _, k := range *slot {
+		if f.recent[k] == gen-recentGroups+1 {
+			delete(f.recent, k)
+		}
+	}
+	*slot = append((*slot)[:0], inserted...)
+	for _, k := range inserted {
+		f.recent[k] = gen + 1
+	}
+	f.gen.Store(gen + 1)
+
+	f.mu.Lock()
+	for _, l := range release {
+		l.acking = false
+		f.releaseLocked(l)
+	}
+	for q := range touched {
+		q.parked = false
+		q.nextDue = 0
+		f.rescheduleLocked(q)
+	}
+	for _, o := range group {
+		if o.after != nil && o.err == nil {
+			o.after()
+		}
+	}
+	f.wakeLocked()
+	f.mu.Unlock()
+	return nil
+}
+
+func clampDepth(d int) uint16 {
+	if d < 0 {
+		return 0
+	}
+	if d > 65535 {
+		return 65535
+	}
+	return uint16(d)
+}
+
+// byQID finds a queue by id (linear in the crawl's queues only on a miss of
+// the index, which is rebuilt lazily).
+func (c *crawl) byQID(qid uint32) *queue {
+	if q := c.qidIndex[qid]; q != nil {
+		return q
+	}
+	if c.qidIndex == nil {
+		c.qidIndex = make(map[uint32]*queue, len(c.queues))
+	}
+	for _, q := range c.queues {
+		c.qidIndex[q.rec.qid] = q
+	}
+	return c.qidIndex[qid]
+}
+
+// Put stores discovered URLs (if unknown in their crawl) and updates known
+// ones, returning one status per item. It returns after the items are on
+// disk (fsync, shared with concurrent callers). Items without a host, with a
+// key over MaxKeyLength, or over the size limits are Skipped.
+func (f *Frontier) Put(ctx context.Context, items []Item) ([]Status, error) {
+	statuses := make([]Status, len(items))
+	norm := make([]normItem, len(items))
+	pending := 0
+	f.mu.Lock()
+	if f.mu.closed {
+		f.mu.Unlock()
+		return nil, ErrClosed
+	}
+	cids := map[string]uint32{}
+	for i := range items {
+		it := &items[i]
+		n := &norm[i]
+		n.crawl = normCrawl(it.Info.CrawlID)
+		n.key = it.Info.Key
+		if n.key == "" {
+			n.key = DefaultKey(it.Info.URL)
+		}
+		if n.key == "" || len(n.key) > MaxKeyLength || it.Info.URL == "" || len(it.Info.URL) > f.opts.MaxURLLength ||
+			metadataSize(it.Info.Metadata) > f.opts.MaxMetadataBytes {
+			n.skip = true
+			statuses[i] = Skipped
+			continue
+		}
+		n.hash = hashURL(it.Info.URL)
+		if c := f.mu.crawls[n.crawl]; c != nil {
+			cids[n.crawl] = c.cid
+		}
+	}
+	f.mu.Unlock()
+	// The seen-test for discovered URLs, outside any lock: most links point
+	// at known pages, and those need not reach the committer.
+	gen := f.gen.Load()
+	for i := range items {
+		n := &norm[i]
+		if n.skip {
+			continue
+		}
+		n.gen = gen
+		if !items[i].Known {
+			if cid, ok := cids[n.crawl]; ok {
+				fp := fingerprint(cid, n.hash)
+				if f.seen.contains(fp) {
+					n.skip = true
+					statuses[i] = Skipped
+					continue
+				}
+				_, closer, err := f.db.Get(urlKey(cid, n.hash))
+				if err == nil {
+					closer.Close()
+					f.seen.add(fp)
+					n.skip = true
+					statuses[i] = Skipped
+					continue
+				}
+				if !errors.Is(err, pebble.ErrNotFound) {
+					return nil, fmt.Errorf("frontier: seen-test: %w", err)
+				}
+			}
+		}
+		pending++
+	}
+	if pending == 0 {
+		return statuses, nil
+	}
+	o := &op{items: items, statuses: statuses, norm: norm, done: make(chan error, 1)}
+	if err := f.submit(ctx, o); err != nil {
+		return nil, err
+	}
+	return statuses, nil
+}
+
+// Ack acknowledges a leased URL: refetchFrom zero marks it completed,
+// otherwise it is queued again for that time (a transient error, a
+// refetch). It is Put with one Known item.
+func (f *Frontier) Ack(ctx context.Context, info URLInfo, refetchFrom time.Time) error {
+	_, err := f.Put(ctx, []Item{{Info: info, Known: true, RefetchFrom: refetchFrom}})
+	return err
+}

@@ -1,0 +1,370 @@
+package frontier
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Key layout; see doc.go.
+const (
+	prefixCrawl = "F/c/"
+	prefixQueue = "F/k/"
+	prefixURL   = "F/u/"
+	prefixEntry = "F/q/"
+)
+
+// hashLen is the size of a URL hash: 128 bits keep the collision odds for
+// 100 M URLs near 10⁻²³ while keeping the seen-test key at 20 bytes.
+const hashLen = 16
+
+type urlHash [hashLen]byte
+
+// hashURL returns the 128-bit hash of a URL. SHA-256 (truncated) rather than
+// a fast non-cryptographic hash because URLs come from strangers, who could
+// otherwise craft collisions that hide pages from the crawl.
+func hashURL(u string) urlHash {
+	sum := sha256.Sum256([]byte(u))
+	var h urlHash
+	copy(h[:], sum[:hashLen])
+	return h
+}
+
+var errCorrupt = errors.New("frontier: corrupt record")
+
+func crawlKey(name string) []byte {
+	return append([]byte(prefixCrawl), name...)
+}
+
+func queueKey(cid uint32, key string) []byte {
+	b := make([]byte, 0, len(prefixQueue)+4+len(key))
+	b = append(b, prefixQueue...)
+	b = binary.BigEndian.AppendUint32(b, cid)
+	return append(b, key...)
+}
+
+func urlKey(cid uint32, h urlHash) []byte {
+	b := make([]byte, 0, len(prefixURL)+4+hashLen)
+	b = append(b, prefixURL...)
+	b = binary.BigEndian.AppendUint32(b, cid)
+	return append(b, h[:]...)
+}
+
+// entryPos is where a queued URL sits in its queue: the sort key.
+type entryPos struct {
+	due   int64 // unix nanoseconds; 0 = as soon as possible
+	prio  int8  // higher first
+	depth uint16
+	seq   uint64
+}
+
+func entryPrefix(cid, qid uint32) []byte {
+	b := make([]byte, 0, len(prefixEntry)+8)
+	b = append(b, prefixEntry...)
+	b = binary.BigEndian.AppendUint32(b, cid)
+	return binary.BigEndian.AppendUint32(b, qid)
+}
+
+const entryKeyLen = len(prefixEntry) + 4 + 4 + 8 + 1 + 2 + 8
+
+func entryKey(cid, qid uint32, p entryPos) []byte {
+	b := make([]byte, 0, entryKeyLen)
+	b = append(b, prefixEntry...)
+	b = binary.BigEndian.AppendUint32(b, cid)
+	b = binary.BigEndian.AppendUint32(b, qid)
+	b = binary.BigEndian.AppendUint64(b, uint64(max(p.due, 0)))
+	b = append(b, byte(127-int(p.prio)))
+	b = binary.BigEndian.AppendUint16(b, p.depth)
+	return binary.BigEndian.AppendUint64(b, p.seq)
+}
+
+func decodeEntryKey(k []byte) (entryPos, error) {
+	if len(k) != entryKeyLen {
+		return entryPos{}, errCorrupt
+	}
+	k = k[len(prefixEntry)+8:]
+	return entryPos{
+		due:   int64(binary.BigEndian.Uint64(k[0:8])),
+		prio:  int8(127 - int(k[8])),
+		depth: binary.BigEndian.Uint16(k[9:11]),
+		seq:   binary.BigEndian.Uint64(k[11:19]),
+	}, nil
+}
+
+// URL states stored in the URL record.
+const (
+	stateQueued    = 1
+	stateCompleted = 2
+)
+
+// urlRecord is the value under F/u/.
+type urlRecord struct {
+	state   byte
+	qid     uint32
+	pos     entryPos // meaningful when queued
+	created int64    // unix seconds
+	url     string
+}
+
+func (r *urlRecord) encode() []byte {
+	b := make([]byte, 0, 32+len(r.url))
+	b = append(b, 1, r.state) // format version 1
+	b = binary.AppendUvarint(b, uint64(r.qid))
+	b = binary.AppendVarint(b, r.pos.due)
+	b = append(b, byte(r.pos.prio))
+	b = binary.AppendUvarint(b, uint64(r.pos.depth))
+	b = binary.AppendUvarint(b, r.pos.seq)
+	b = binary.AppendVarint(b, r.created)
+	return append(b, r.url...)
+}
+
+func decodeURLRecord(b []byte) (urlRecord, error) {
+	var r urlRecord
+	d := decoder{b: b}
+	if d.byte() != 1 {
+		return r, errCorrupt
+	}
+	r.state = d.byte()
+	r.qid = uint32(d.uvarint(math.MaxUint32))
+	r.pos.due = d.varint()
+	r.pos.prio = int8(d.byte())
+	r.pos.depth = uint16(d.uvarint(math.MaxUint16))
+	r.pos.seq = d.uvarint(math.MaxUint64)
+	r.created = d.varint()
+	r.url = string(d.rest())
+	if d.err != nil || (r.state != stateQueued && r.state != stateCompleted) {
+		return urlRecord{}, errCorrupt
+	}
+	return r, nil
+}
+
+// encodeEntry encodes the value under F/q/: hash, URL, metadata.
+func encodeEntry(h urlHash, url string, md map[string][]string) []byte {
+	n := hashLen + 8 + len(url)
+	for k, vs := range md {
+		n += len(k) + 4
+		for _, v := range vs {
+			n += len(v) + 2
+		}
+	}
+	b := make([]byte, 0, n)
+	b = append(b, h[:]...)
+	b = binary.AppendUvarint(b, uint64(len(url)))
+	b = append(b, url...)
+	b = appendMetadata(b, md)
+	return b
+}
+
+func decodeEntry(b []byte) (urlHash, string, map[string][]string, error) {
+	var h urlHash
+	if len(b) < hashLen {
+		return h, "", nil, errCorrupt
+	}
+	copy(h[:], b)
+	d := decoder{b: b[hashLen:]}
+	url := string(d.bytes())
+	md := d.metadata()
+	if d.err != nil || len(d.b) != 0 {
+		return h, "", nil, errCorrupt
+	}
+	return h, url, md, nil
+}
+
+func appendMetadata(b []byte, md map[string][]string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(md)))
+	for k, vs := range md {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		b = binary.AppendUvarint(b, uint64(len(vs)))
+		for _, v := range vs {
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		}
+	}
+	return b
+}
+
+func metadataSize(md map[string][]string) int {
+	n := 0
+	for k, vs := range md {
+		n += len(k) + 2
+		for _, v := range vs {
+			n += len(v) + 2
+		}
+	}
+	return n
+}
+
+// queueRecord is the value under F/k/.
+type queueRecord struct {
+	qid       uint32
+	queued    uint64 // non-completed URLs (including leased)
+	completed uint64
+	delay     int64 // nanoseconds; -1 = use the default
+	blocked   int64 // unix nanoseconds
+	limit     uint64
+	retired   string // non-empty: reason the queue was retired
+}
+
+func (r *queueRecord) encode() []byte {
+	b := make([]byte, 0, 48+len(r.retired))
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(r.qid))
+	b = binary.AppendUvarint(b, r.queued)
+	b = binary.AppendUvarint(b, r.completed)
+	b = binary.AppendVarint(b, r.delay)
+	b = binary.AppendVarint(b, r.blocked)
+	b = binary.AppendUvarint(b, r.limit)
+	return append(b, r.retired...)
+}
+
+func decodeQueueRecord(b []byte) (queueRecord, error) {
+	var r queueRecord
+	d := decoder{b: b}
+	if d.byte() != 1 {
+		return r, errCorrupt
+	}
+	r.qid = uint32(d.uvarint(math.MaxUint32))
+	r.queued = d.uvarint(math.MaxUint64)
+	r.completed = d.uvarint(math.MaxUint64)
+	r.delay = d.varint()
+	r.blocked = d.varint()
+	r.limit = d.uvarint(math.MaxUint64)
+	r.retired = string(d.rest())
+	if d.err != nil {
+		return queueRecord{}, errCorrupt
+	}
+	return r, nil
+}
+
+// crawlRecord is the value under F/c/.
+type crawlRecord struct {
+	cid     uint32
+	nextQID uint32
+}
+
+func (r crawlRecord) encode() []byte {
+	b := []byte{1}
+	b = binary.AppendUvarint(b, uint64(r.cid))
+	return binary.AppendUvarint(b, uint64(r.nextQID))
+}
+
+func decodeCrawlRecord(b []byte) (crawlRecord, error) {
+	d := decoder{b: b}
+	if d.byte() != 1 {
+		return crawlRecord{}, errCorrupt
+	}
+	r := crawlRecord{cid: uint32(d.uvarint(math.MaxUint32)), nextQID: uint32(d.uvarint(math.MaxUint32))}
+	if d.err != nil || len(d.b) != 0 {
+		return crawlRecord{}, errCorrupt
+	}
+	return r, nil
+}
+
+// decoder reads the formats above; the first error sticks and later reads
+// return zero values, so callers check err once.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errCorrupt
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) uvarint(limit uint64) uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > limit {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint(uint64(len(d.b)))
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) rest() []byte {
+	v := d.b
+	d.b = nil
+	return v
+}
+
+// maxMetadataEntries bounds what a corrupt or hostile record can make the
+// decoder allocate.
+const maxMetadataEntries = 4096
+
+func (d *decoder) metadata() map[string][]string {
+	n := d.uvarint(maxMetadataEntries)
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	md := make(map[string][]string, n)
+	for range n {
+		k := string(d.bytes())
+		nv := d.uvarint(maxMetadataEntries)
+		if d.err != nil {
+			return nil
+		}
+		vs := make([]string, 0, nv)
+		for range nv {
+			vs = append(vs, string(d.bytes()))
+		}
+		if d.err != nil {
+			return nil
+		}
+		md[k] = vs
+	}
+	return md
+}
+
+// upperBound returns the smallest key greater than every key with prefix p.
+func upperBound(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+func corrupt(what string, err error) error {
+	return fmt.Errorf("frontier: %s: %w", what, err)
+}

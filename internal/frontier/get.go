@@ -1,0 +1,177 @@
+package frontier
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Get hands out URLs that are due, from up to p.MaxQueues queues (those
+// servable longest ago first, so queues are served round-robin) with up to
+// p.MaxURLsPerQueue each, and leases them for p.Lease. It never blocks on
+// the clock: when nothing is due it returns nothing (see WaitReady).
+func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mu.closed {
+		return nil, ErrClosed
+	}
+	if !f.mu.active {
+		return nil, nil
+	}
+	nowT := f.opts.Now()
+	now := nowT.UnixNano()
+	f.expireLocked(now)
+	leaseDur := p.Lease
+	if leaseDur <= 0 {
+		leaseDur = f.opts.DefaultLease
+	}
+	g := getter{f: f, p: p, now: now, expires: now + int64(leaseDur), budget: f.opts.MaxURLsPerGet}
+
+	if p.Key != "" {
+		c := f.mu.crawls[normCrawl(p.CrawlID)]
+		if c == nil {
+			return nil, nil
+		}
+		q := c.queues[p.Key]
+		if q != nil && q.heapIdx >= 0 && q.readyAt <= now {
+			if err := g.serve(q); err != nil {
+				return nil, err
+			}
+		}
+		return g.out, nil
+	}
+	var crawls []*crawl
+	if p.AnyCrawl {
+		for _, c := range f.mu.crawls {
+			crawls = append(crawls, c)
+		}
+		sort.Slice(crawls, func(i, j int) bool { return crawls[i].name < crawls[j].name })
+	} else if c := f.mu.crawls[normCrawl(p.CrawlID)]; c != nil {
+		crawls = append(crawls, c)
+	}
+	queues := 0
+	served := map[*queue]bool{}
+	for _, c := range crawls {
+		for len(c.ready) > 0 && c.ready[0].readyAt <= now && g.budget > 0 {
+			if p.MaxQueues > 0 && queues >= p.MaxQueues {
+				return g.out, nil
+			}
+			q := c.ready[0]
+			if served[q] {
+				break // every other ready queue has had its turn
+			}
+			served[q] = true
+			n := len(g.out)
+			if err := g.serve(q); err != nil {
+				return nil, err
+			}
+			if len(g.out) > n {
+				queues++
+			}
+		}
+	}
+	return g.out, nil
+}
+
+// getter carries one Get call's state.
+type getter struct {
+	f       *Frontier
+	p       GetParams
+	now     int64
+	expires int64
+	budget  int
+	out     []Lease
+}
+
+// serve leases up to the allowed number of q's due URLs and reschedules q.
+// It always moves q out of the head of the heap (served, parked, or due
+// later), so the caller's loop ends.
+func (g *getter) serve(q *queue) error {
+	f := g.f
+	n := g.budget
+	if m := g.p.MaxURLsPerQueue; m > 0 {
+		if len(q.leased) >= m {
+			q.parked = true
+			f.rescheduleLocked(q)
+			return nil
+		}
+		n = min(n, m-len(q.leased))
+	}
+	c := q.crawl
+	prefix := entryPrefix(c.cid, q.rec.qid)
+	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upperBound(prefix)})
+	if err != nil {
+		return fmt.Errorf("frontier: get: %w", err)
+	}
+	served := 0
+	futureDue := int64(0)
+	for ok := it.First(); ok && served < n; ok = it.Next() {
+		pos, err := decodeEntryKey(it.Key())
+		if err != nil {
+			it.Close()
+			return corrupt("queue entry", err)
+		}
+		if pos.due > g.now {
+			futureDue = pos.due
+			break
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("frontier: get: %w", err)
+		}
+		if len(v) < hashLen {
+			it.Close()
+			return corrupt("queue entry", errCorrupt)
+		}
+		var h urlHash
+		copy(h[:], v)
+		if _, leased := q.leased[h]; leased {
+			continue
+		}
+		_, u, md, err := decodeEntry(v)
+		if err != nil {
+			it.Close()
+			return corrupt("queue entry", err)
+		}
+		l := &lease{q: q, hash: h, expires: g.expires}
+		if q.leased == nil {
+			q.leased = map[urlHash]*lease{}
+		}
+		q.leased[h] = l
+		heap.Push(&f.mu.leases, l)
+		g.out = append(g.out, Lease{
+			URLInfo: URLInfo{URL: u, Key: q.key, CrawlID: c.name, Metadata: md, Priority: pos.prio, Depth: int(pos.depth)},
+			Expires: time.Unix(0, g.expires),
+		})
+		served++
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("frontier: get: %w", err)
+	}
+	g.budget -= served
+	switch {
+	case served > 0:
+		q.lastServed = g.now
+		q.nextDue = 0
+	case futureDue > 0:
+		q.nextDue = futureDue
+	default:
+		// Everything on disk is leased or not yet committed: wait for a
+		// change (a release or a commit clears parked).
+		q.parked = true
+	}
+	if m := g.p.MaxURLsPerQueue; m > 0 && len(q.leased) >= m {
+		q.parked = true
+	}
+	f.rescheduleLocked(q)
+	return nil
+}

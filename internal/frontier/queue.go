@@ -1,0 +1,167 @@
+package frontier
+
+import "container/heap"
+
+// queue is the in-memory state of one queue; guarded by Frontier.mu.
+type queue struct {
+	crawl *crawl
+	key   string
+	rec   queueRecord // persisted part (counters, delay, block, limit)
+
+	// lastServed is when a Get last returned URLs of the queue (unix ns).
+	lastServed int64
+	// nextDue is a lower bound of the due time of the first unleased entry
+	// (unix ns); 0 = due now.
+	nextDue int64
+	// leased maps the hashes of leased URLs to their lease.
+	leased map[urlHash]*lease
+	// parked is set when the queue left the ready heap because its
+	// in-flight count reached the caller's MaxURLsPerQueue.
+	parked bool
+	// dropped is set once the queue was deleted.
+	dropped bool
+
+	readyAt int64 // heap key: unix ns
+	heapIdx int   // position in crawl.ready, -1 when absent
+}
+
+func (q *queue) delay(def int64) int64 {
+	if q.rec.delay >= 0 {
+		return q.rec.delay
+	}
+	return def
+}
+
+// available is the number of queued URLs not leased.
+func (q *queue) available() uint64 {
+	l := uint64(len(q.leased))
+	if l >= q.rec.queued {
+		return 0
+	}
+	return q.rec.queued - l
+}
+
+func (q *queue) limitReached() bool {
+	return q.rec.limit > 0 && q.rec.completed >= q.rec.limit
+}
+
+// servable reports whether the queue belongs in the ready heap.
+func (q *queue) servable() bool {
+	return !q.dropped && !q.crawl.deleted && q.rec.retired == "" && !q.parked && !q.limitReached() && q.available() > 0
+}
+
+// rescheduleLocked recomputes q's ready time and its place in the heap.
+func (f *Frontier) rescheduleLocked(q *queue) {
+	c := q.crawl
+	if !q.servable() {
+		if q.heapIdx >= 0 {
+			heap.Remove(&c.ready, q.heapIdx)
+		}
+		return
+	}
+	t := max(q.rec.blocked, q.nextDue)
+	if q.lastServed > 0 {
+		t = max(t, q.lastServed+q.delay(int64(f.opts.DefaultDelay)))
+	}
+	q.readyAt = t
+	if q.heapIdx >= 0 {
+		heap.Fix(&c.ready, q.heapIdx)
+	} else {
+		heap.Push(&c.ready, q)
+	}
+}
+
+// queueHeap orders queues by readyAt; ties keep no particular order.
+type queueHeap []*queue
+
+func (h queueHeap) Len() int           { return len(h) }
+func (h queueHeap) Less(i, j int) bool { return h[i].readyAt < h[j].readyAt }
+func (h queueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx = i
+	h[j].heapIdx = j
+}
+func (h *queueHeap) Push(x any) {
+	q := x.(*queue)
+	q.heapIdx = len(*h)
+	*h = append(*h, q)
+}
+func (h *queueHeap) Pop() any {
+	old := *h
+	q := old[len(old)-1]
+	old[len(old)-1] = nil
+	q.heapIdx = -1
+	*h = old[:len(old)-1]
+	return q
+}
+
+// lease is one URL handed out.
+type lease struct {
+	q       *queue
+	hash    urlHash
+	expires int64 // unix ns
+	idx     int   // position in leaseHeap, -1 when released
+	// acking is set while an ack for the URL is being committed: the lease
+	// must then not expire (the queue entry is still on disk until the
+	// commit ends).
+	acking bool
+}
+
+type leaseHeap []*lease
+
+func (h leaseHeap) Len() int           { return len(h) }
+func (h leaseHeap) Less(i, j int) bool { return h[i].expires < h[j].expires }
+func (h leaseHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx = i
+	h[j].idx = j
+}
+func (h *leaseHeap) Push(x any) {
+	l := x.(*lease)
+	l.idx = len(*h)
+	*h = append(*h, l)
+}
+func (h *leaseHeap) Pop() any {
+	old := *h
+	l := old[len(old)-1]
+	old[len(old)-1] = nil
+	l.idx = -1
+	*h = old[:len(old)-1]
+	return l
+}
+
+// releaseLocked ends a lease and makes its queue servable again if it can.
+func (f *Frontier) releaseLocked(l *lease) {
+	if l.idx >= 0 {
+		heap.Remove(&f.mu.leases, l.idx)
+	}
+	q := l.q
+	if cur, ok := q.leased[l.hash]; ok && cur == l {
+		delete(q.leased, l.hash)
+		if len(q.leased) == 0 {
+			q.leased = nil
+		}
+	}
+	q.parked = false
+	// The released URL may sit before nextDue's entry.
+	q.nextDue = 0
+	f.rescheduleLocked(q)
+}
+
+// expireLocked releases every lease that expired at or before now.
+func (f *Frontier) expireLocked(now int64) {
+	for len(f.mu.leases) > 0 && f.mu.leases[0].expires <= now {
+		l := f.mu.leases[0]
+		if l.acking {
+			// Keep it until the ack commits; push its expiry back a little
+			// so the loop ends.
+			l.expires = now + 1
+			heap.Fix(&f.mu.leases, 0)
+			if f.mu.leases[0] == l {
+				break
+			}
+			continue
+		}
+		f.releaseLocked(l)
+	}
+}

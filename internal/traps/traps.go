@@ -1,0 +1,440 @@
+// Package traps keeps a crawl out of spider traps (seed 001 §4.1, §5.4) with
+// per-site limits whose defaults are the thresholds of seed 001 §6 (Table
+// 7): at most 5,000 URLs per site, depth 5, 10 duplicates per site,
+// 200-character URLs, 60 s per download and 2 MB per content; plus a limit
+// on repeated path segments (growing URLs such as /spider/spider/spider/,
+// §4.1) and one on host names per registrable domain (DNS wildcards, §4.1).
+//
+// URL-level limits (length, depth, repeated segments, hosts per domain) cut
+// single URLs before they enter the frontier; the crawl log records each
+// cut. Site-level limits (URLs, duplicates) stop following links within the
+// site once reached — "the contents harvested until the trap was detected
+// are kept" (§5.4) — and are reported once per site through Options.OnTrap.
+// Download time and size are enforced by the fetcher (timeout, truncation)
+// and counted here with Observe.
+//
+// Per-site counters are persisted in the shared kv store (bucket "traps/")
+// so that they survive a resume. They are written without an fsync of their
+// own: the frontier's next synced commit goes through the same write-ahead
+// log and makes them durable too, so after SIGKILL a counter is behind by at
+// most the pages in flight.
+package traps
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/kv"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
+)
+
+// Kind names a limit.
+type Kind string
+
+// The limits.
+const (
+	URLsPerSite           Kind = "urls-per-site"
+	Depth                 Kind = "depth"
+	Duplicates            Kind = "duplicates"
+	URLLength             Kind = "url-length"
+	RepeatedSegments      Kind = "repeated-segments"
+	HostsPerDomain        Kind = "hosts-per-domain"
+	DownloadTime          Kind = "download-time"
+	Size                  Kind = "size"
+	bucketName                 = "traps/"
+	defaultURLs                = 5000
+	defaultDepth               = 5
+	defaultDuplicates          = 10
+	defaultURLLength           = 200
+	defaultRepeats             = 2
+	defaultHostsPerDomain      = 100
+	defaultDownloadTime        = 60 * time.Second
+	defaultSize                = 2 << 20
+	maxSites                   = 10_000_000
+)
+
+// Kinds lists every kind in report order.
+var Kinds = []Kind{URLsPerSite, Depth, Duplicates, URLLength, RepeatedSegments, HostsPerDomain, DownloadTime, Size}
+
+// Limits are the thresholds. For every field 0 means the default and a
+// negative value means no limit.
+type Limits struct {
+	// MaxURLsPerSite: URLs admitted per site (seed 001 §6: 5,000).
+	MaxURLsPerSite int `yaml:"max-urls-per-site"`
+	// MaxDepth: link hops from a seed (seed 001 §6: 5). Seeds are depth 0.
+	MaxDepth int `yaml:"max-depth"`
+	// MaxDuplicatesPerSite: exact or near-duplicate pages per site before
+	// its links are no longer followed (seed 001 §6: 10).
+	MaxDuplicatesPerSite int `yaml:"max-duplicates-per-site"`
+	// MaxURLLength: characters of a URL (seed 001 §6: 200).
+	MaxURLLength int `yaml:"max-url-length"`
+	// MaxSegmentRepeats: how often one path segment may occur in a URL
+	// (default 2: /a/b/a/ passes, /a/a/a/ is a growing-URL trap).
+	MaxSegmentRepeats int `yaml:"max-segment-repeats"`
+	// MaxHostsPerDomain: host names admitted per registrable domain, the
+	// guard against DNS wildcards (default 100).
+	MaxHostsPerDomain int `yaml:"max-hosts-per-domain"`
+	// MaxDownloadTime: time to download one content (seed 001 §6: 60 s).
+	MaxDownloadTime time.Duration `yaml:"max-download-time"`
+	// MaxSize: bytes of one content; longer ones are truncated (seed 001
+	// §6: 2 MB).
+	MaxSize int64 `yaml:"max-size"`
+}
+
+// WithDefaults returns l with zero fields set to their defaults.
+func (l Limits) WithDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&l.MaxURLsPerSite, defaultURLs)
+	def(&l.MaxDepth, defaultDepth)
+	def(&l.MaxDuplicatesPerSite, defaultDuplicates)
+	def(&l.MaxURLLength, defaultURLLength)
+	def(&l.MaxSegmentRepeats, defaultRepeats)
+	def(&l.MaxHostsPerDomain, defaultHostsPerDomain)
+	if l.MaxDownloadTime == 0 {
+		l.MaxDownloadTime = defaultDownloadTime
+	}
+	if l.MaxSize == 0 {
+		l.MaxSize = defaultSize
+	}
+	return l
+}
+
+// Validate reports limits that make no sense: every value is meaningful
+// (0 default, negative none) except URL lengths too short for any URL.
+func (l Limits) Validate() error {
+	if l.MaxURLLength > 0 && l.MaxURLLength < len("http://a.b/") {
+		return fmt.Errorf("traps: max-url-length %d is shorter than any URL", l.MaxURLLength)
+	}
+	return nil
+}
+
+// Verdict is the answer for one URL.
+type Verdict struct {
+	// Kind is the limit that refused the URL; "" means admitted.
+	Kind Kind
+	// Detail says what was over, e.g. "depth 6 > 5".
+	Detail string
+}
+
+// OK reports whether the URL was admitted.
+func (v Verdict) OK() bool { return v.Kind == "" }
+
+func (v Verdict) String() string {
+	if v.OK() {
+		return "ok"
+	}
+	return string(v.Kind) + ": " + v.Detail
+}
+
+// Options tunes Open. The zero value is ready to use.
+type Options struct {
+	// OnTrap is called (without locks held) the first time a site reaches
+	// a site-level limit; nil means nobody is told.
+	OnTrap func(site string, kind Kind, detail string)
+}
+
+// Checker applies the limits. It is safe for concurrent use.
+type Checker struct {
+	limits Limits
+	opts   Options
+	bucket *kv.Bucket
+
+	// mu guards sites, domains and hits.
+	mu      sync.Mutex
+	sites   map[string]*siteCounters
+	domains map[string]int
+	hits    map[Kind]int64
+}
+
+// siteCounters is one site's counters (persisted).
+type siteCounters struct {
+	urls, dups int
+	trapped    Kind
+}
+
+// Open loads the persisted counters from db (nil: memory only) and returns
+// a Checker for limits (zero fields: defaults).
+func Open(db *kv.DB, limits Limits, opts Options) (*Checker, error) {
+	if err := limits.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Checker{limits: limits.WithDefaults(), opts: opts, sites: map[string]*siteCounters{}, domains: map[string]int{}, hits: map[Kind]int64{}}
+	if db == nil {
+		return c, nil
+	}
+	c.bucket = db.Bucket(bucketName)
+	err := c.bucket.Scan(nil, func(k, v []byte) error {
+		if len(k) > 0 && k[0] == 0 { // hit counters
+			if n, ok := binary.Uvarint(v); ok > 0 {
+				c.hits[Kind(k[1:])] = int64(n)
+			}
+			return nil
+		}
+		s, err := decodeSite(v)
+		if err != nil {
+			return fmt.Errorf("traps: site %q: %w", k, err)
+		}
+		name := string(k)
+		c.sites[name] = s
+		if d := domainOf(name); d != "" {
+			c.domains[d]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("traps: load: %w", err)
+	}
+	return c, nil
+}
+
+// Limits returns the limits in force (defaults filled in).
+func (c *Checker) Limits() Limits { return c.limits }
+
+func decodeSite(v []byte) (*siteCounters, error) {
+	u, n := binary.Uvarint(v)
+	if n <= 0 {
+		return nil, errors.New("corrupt counters")
+	}
+	d, m := binary.Uvarint(v[n:])
+	if m <= 0 || u > 1<<40 || d > 1<<40 {
+		return nil, errors.New("corrupt counters")
+	}
+	return &siteCounters{urls: int(u), dups: int(d), trapped: Kind(v[n+m:])}, nil
+}
+
+func (s *siteCounters) encode() []byte {
+	b := binary.AppendUvarint(nil, uint64(s.urls))
+	b = binary.AppendUvarint(b, uint64(s.dups))
+	return append(b, s.trapped...)
+}
+
+// CheckURL applies the URL-level limits to a discovered URL on site (the
+// politeness key, normally the host) found at depth hops from a seed, and
+// reports whether the site no longer admits URLs. It counts nothing: call
+// Admitted for the URLs the frontier took as new. Seeds (depth 0) are
+// checked for length and segments only.
+func (c *Checker) CheckURL(site string, u *url.URL, raw string, depth int) Verdict {
+	l := &c.limits
+	if l.MaxURLLength > 0 && len(raw) > l.MaxURLLength {
+		return c.hit(Verdict{URLLength, fmt.Sprintf("%d characters > %d", len(raw), l.MaxURLLength)})
+	}
+	if l.MaxDepth > 0 && depth > l.MaxDepth {
+		return c.hit(Verdict{Depth, fmt.Sprintf("depth %d > %d", depth, l.MaxDepth)})
+	}
+	if l.MaxSegmentRepeats > 0 && u != nil {
+		if seg, n := mostRepeated(u.EscapedPath()); n > l.MaxSegmentRepeats {
+			return c.hit(Verdict{RepeatedSegments, fmt.Sprintf("segment %q %d times > %d", seg, n, l.MaxSegmentRepeats)})
+		}
+	}
+	c.mu.Lock()
+	s := c.sites[site]
+	var v Verdict
+	switch {
+	case s != nil && s.trapped != "":
+		v = Verdict{s.trapped, "site stopped: " + c.detailLocked(s.trapped)}
+	case s == nil && l.MaxHostsPerDomain > 0:
+		if d := domainOf(site); d != "" && c.domains[d] >= l.MaxHostsPerDomain {
+			v = Verdict{HostsPerDomain, fmt.Sprintf("domain %s has %d hosts", d, c.domains[d])}
+		}
+	}
+	if !v.OK() {
+		c.hits[v.Kind]++
+	}
+	c.mu.Unlock()
+	return v
+}
+
+func (c *Checker) detailLocked(k Kind) string {
+	switch k {
+	case URLsPerSite:
+		return fmt.Sprintf("%d URLs reached", c.limits.MaxURLsPerSite)
+	case Duplicates:
+		return fmt.Sprintf("%d duplicates reached", c.limits.MaxDuplicatesPerSite)
+	}
+	return string(k)
+}
+
+func (c *Checker) hit(v Verdict) Verdict {
+	c.mu.Lock()
+	c.hits[v.Kind]++
+	c.mu.Unlock()
+	return v
+}
+
+// Admitted counts n new URLs of site taken by the frontier. When the site
+// reaches MaxURLsPerSite it stops admitting URLs (OnTrap is told once).
+func (c *Checker) Admitted(site string, n int) {
+	if n <= 0 {
+		return
+	}
+	c.update(site, func(s *siteCounters) Kind {
+		s.urls += n
+		if c.limits.MaxURLsPerSite > 0 && s.urls >= c.limits.MaxURLsPerSite {
+			return URLsPerSite
+		}
+		return ""
+	})
+}
+
+// Duplicate counts one exact or near-duplicate page fetched on site. When
+// the site passes MaxDuplicatesPerSite its links are no longer followed
+// (seed 001 §4.1: a malfunctioning site or session-id trap shows as many
+// duplicates). It reports whether the site is now stopped.
+func (c *Checker) Duplicate(site string) bool {
+	return c.update(site, func(s *siteCounters) Kind {
+		s.dups++
+		if c.limits.MaxDuplicatesPerSite > 0 && s.dups > c.limits.MaxDuplicatesPerSite {
+			return Duplicates
+		}
+		return ""
+	})
+}
+
+// update applies fn to site's counters, persists them and reports whether
+// the site is stopped.
+func (c *Checker) update(name string, fn func(*siteCounters) Kind) bool {
+	c.mu.Lock()
+	s := c.sites[name]
+	if s == nil {
+		if len(c.sites) >= maxSites {
+			c.mu.Unlock()
+			return false
+		}
+		s = &siteCounters{}
+		c.sites[name] = s
+		if d := domainOf(name); d != "" {
+			c.domains[d]++
+		}
+	}
+	newly := Kind("")
+	if k := fn(s); k != "" && s.trapped == "" {
+		s.trapped, newly = k, k
+		c.hits[k]++
+	}
+	stopped := s.trapped != ""
+	enc := s.encode()
+	var detail string
+	if newly != "" {
+		detail = c.detailLocked(newly)
+	}
+	c.mu.Unlock()
+	if c.bucket != nil {
+		// Durable with the frontier's next synced commit (package doc).
+		_ = c.bucket.SetNoSync([]byte(name), enc)
+	}
+	if newly != "" && c.opts.OnTrap != nil {
+		c.opts.OnTrap(name, newly, detail)
+	}
+	return stopped
+}
+
+// Stopped reports whether links within site are no longer followed, and
+// which limit stopped it.
+func (c *Checker) Stopped(site string) (Kind, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.sites[site]; s != nil && s.trapped != "" {
+		return s.trapped, true
+	}
+	return "", false
+}
+
+// Observe counts a limit the fetcher enforced (DownloadTime, Size).
+func (c *Checker) Observe(k Kind) {
+	c.mu.Lock()
+	c.hits[k]++
+	c.mu.Unlock()
+}
+
+// Report is what the limits did.
+type Report struct {
+	// Hits counts URLs cut (URL-level kinds), sites stopped (site-level
+	// kinds) and contents cut (download time, size), per kind.
+	Hits map[Kind]int64
+	// StoppedSites lists the sites stopped, per kind.
+	StoppedSites map[Kind][]string
+	// Sites is the number of sites with counters.
+	Sites int
+}
+
+// Report returns the counts so far. Hit counts are persisted with Persist.
+func (c *Checker) Report() Report {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := Report{Hits: map[Kind]int64{}, StoppedSites: map[Kind][]string{}, Sites: len(c.sites)}
+	for k, n := range c.hits {
+		r.Hits[k] = n
+	}
+	for name, s := range c.sites {
+		if s.trapped != "" {
+			r.StoppedSites[s.trapped] = append(r.StoppedSites[s.trapped], name)
+		}
+	}
+	return r
+}
+
+// Persist writes the hit counters (without fsync; see the package doc).
+func (c *Checker) Persist() error {
+	if c.bucket == nil {
+		return nil
+	}
+	c.mu.Lock()
+	type kv struct {
+		k Kind
+		n int64
+	}
+	var all []kv
+	for k, n := range c.hits {
+		all = append(all, kv{k, n})
+	}
+	c.mu.Unlock()
+	for _, e := range all {
+		if err := c.bucket.SetNoSync(append([]byte{0}, e.k...), binary.AppendUvarint(nil, uint64(e.n))); err != nil {
+			return fmt.Errorf("traps: persist: %w", err)
+		}
+	}
+	return nil
+}
+
+// mostRepeated returns the path segment occurring most often in an escaped
+// path, and its count. Empty segments are ignored.
+func mostRepeated(path string) (string, int) {
+	if strings.Count(path, "/") < 3 {
+		return "", 0 // fewer than 3 segments cannot repeat 3 times
+	}
+	var best string
+	bestN := 0
+	counts := map[string]int{}
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "" {
+			continue
+		}
+		counts[seg]++
+		if n := counts[seg]; n > bestN {
+			best, bestN = seg, n
+		}
+	}
+	return best, bestN
+}
+
+// domainOf returns the registrable domain of a host (the unit of a DNS
+// wildcard), or "" when it has none (an IP address, a public suffix).
+func domainOf(host string) string {
+	if host == "" {
+		return ""
+	}
+	k, err := urlnorm.Key(&url.URL{Scheme: "http", Host: host}, urlnorm.ByDomain)
+	if err != nil || k == host {
+		return ""
+	}
+	return k
+}

@@ -1,0 +1,176 @@
+package traps
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/courtesy-crawler/courtesy/internal/kv"
+)
+
+func check(t *testing.T, c *Checker, site, raw string, depth int) Verdict {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.CheckURL(site, u, raw, depth)
+}
+
+func TestURLLevelLimits(t *testing.T) {
+	c, err := Open(nil, Limits{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		url   string
+		depth int
+		want  Kind
+	}{
+		{"ordinary", "http://a.test/x/y.html", 3, ""},
+		{"depth 5 ok", "http://a.test/x", 5, ""},
+		{"depth 6", "http://a.test/x", 6, Depth},
+		{"200 characters ok", "http://a.test/" + strings.Repeat("x", 200-len("http://a.test/")), 1, ""},
+		{"201 characters", "http://a.test/" + strings.Repeat("x", 201-len("http://a.test/")), 1, URLLength},
+		{"segment twice ok", "http://a.test/a/b/a/", 1, ""},
+		{"growing path", "http://a.test/spider/spider/spider/", 1, RepeatedSegments},
+		{"interleaved repeat", "http://a.test/a/b/a/b/a/b", 1, RepeatedSegments},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := check(t, c, "a.test", tc.url, tc.depth); got.Kind != tc.want {
+				t.Errorf("verdict = %v, want %q", got, tc.want)
+			}
+		})
+	}
+	r := c.Report()
+	if r.Hits[Depth] != 1 || r.Hits[URLLength] != 1 || r.Hits[RepeatedSegments] != 2 {
+		t.Errorf("hits = %v", r.Hits)
+	}
+}
+
+func TestCustomAndDisabledLimits(t *testing.T) {
+	c, err := Open(nil, Limits{MaxDepth: -1, MaxURLLength: 30, MaxSegmentRepeats: -1}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := check(t, c, "a.test", "http://a.test/a/a/a/a", 99); !v.OK() {
+		t.Errorf("disabled limits cut: %v", v)
+	}
+	if v := check(t, c, "a.test", "http://a.test/"+strings.Repeat("x", 20), 0); v.Kind != URLLength {
+		t.Errorf("custom length not applied: %v", v)
+	}
+	if _, err := Open(nil, Limits{MaxURLLength: 3}, Options{}); err == nil {
+		t.Error("absurd max-url-length accepted")
+	}
+}
+
+func TestSiteLimitsPersist(t *testing.T) {
+	dir := t.TempDir()
+	db, err := kv.Open(dir, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events []string
+	opts := Options{OnTrap: func(site string, k Kind, detail string) {
+		mu.Lock()
+		events = append(events, site+" "+string(k))
+		mu.Unlock()
+	}}
+	c, err := Open(db, Limits{MaxURLsPerSite: 10, MaxDuplicatesPerSite: 2}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Admitted("big.test", 6)
+	if _, stopped := c.Stopped("big.test"); stopped {
+		t.Fatal("stopped below the limit")
+	}
+	c.Admitted("big.test", 4)
+	if k, stopped := c.Stopped("big.test"); !stopped || k != URLsPerSite {
+		t.Fatalf("not stopped at 10 URLs: %v %v", k, stopped)
+	}
+	if v := check(t, c, "big.test", "http://big.test/new", 1); v.Kind != URLsPerSite {
+		t.Errorf("stopped site admitted a URL: %v", v)
+	}
+	for i := range 3 {
+		stopped := c.Duplicate("dup.test")
+		if want := i == 2; stopped != want {
+			t.Errorf("duplicate %d: stopped = %v, want %v", i+1, stopped, want)
+		}
+	}
+	c.Duplicate("dup.test")
+	if len(events) != 2 || events[0] != "big.test urls-per-site" || events[1] != "dup.test duplicates" {
+		t.Errorf("events = %v, want one per stopped site", events)
+	}
+	c.Admitted("small.test", 3)
+	if err := c.Persist(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopen: counters survive.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = kv.Open(dir, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err = Open(db, Limits{MaxURLsPerSite: 10, MaxDuplicatesPerSite: 2}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, stopped := c.Stopped("dup.test"); !stopped || k != Duplicates {
+		t.Errorf("dup.test after reopen: %v %v", k, stopped)
+	}
+	c.Admitted("small.test", 6)
+	if _, stopped := c.Stopped("small.test"); stopped {
+		t.Error("small.test stopped early")
+	}
+	c.Admitted("small.test", 1)
+	if _, stopped := c.Stopped("small.test"); !stopped {
+		t.Error("small.test count lost on reopen (3+7 = 10)")
+	}
+	// urls-per-site: big.test stopped, one URL refused there, small.test stopped.
+	if r := c.Report(); r.Hits[Duplicates] != 1 || r.Hits[URLsPerSite] != 3 {
+		t.Errorf("hits after reopen = %v", r.Hits)
+	}
+}
+
+func TestHostsPerDomain(t *testing.T) {
+	c, err := Open(nil, Limits{MaxHostsPerDomain: 3}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		h := fmt.Sprintf("h%d.wild.test", i)
+		if v := check(t, c, h, "http://"+h+"/", 1); !v.OK() {
+			t.Fatalf("host %d refused: %v", i, v)
+		}
+		c.Admitted(h, 1)
+	}
+	if v := check(t, c, "h9.wild.test", "http://h9.wild.test/", 1); v.Kind != HostsPerDomain {
+		t.Errorf("4th host of a wildcard domain: %v", v)
+	}
+	if v := check(t, c, "h1.wild.test", "http://h1.wild.test/more", 1); !v.OK() {
+		t.Errorf("known host refused: %v", v)
+	}
+	if v := check(t, c, "other.test", "http://other.test/", 1); !v.OK() {
+		t.Errorf("other domain refused: %v", v)
+	}
+}
+
+func FuzzMostRepeated(f *testing.F) {
+	for _, s := range []string{"/a/a/a", "", "/", "//x//x//x", "/%2F/%2F/%2F/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		seg, n := mostRepeated(p)
+		if n > 0 && strings.Count(p, seg) < n {
+			t.Errorf("segment %q claimed %d times in %q", seg, n, p)
+		}
+	})
+}
