@@ -88,7 +88,7 @@ func New(cfg Config, b Backend) (*Gate, error) {
 	if g.obs == nil {
 		g.obs = nopObserver{}
 	}
-	g.client = robotsClient(b.HTTPClient, cfg.Robots)
+	g.client = robotsClient(b.HTTPClient)
 	g.mu.robots = make(map[string]*robotsView)
 	g.mu.delays = make(map[string]cachedDelay)
 	g.mu.waiters = make(map[string]*waiter)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/robots"
@@ -39,20 +40,15 @@ func (v *robotsView) fresh(now time.Time) bool {
 // RobotsConfig.MaxRedirects times.
 var errTooManyRedirects = errors.New("politeness: too many robots.txt redirects")
 
-// robotsClient returns a copy of c (or a default client) that follows at
-// most rc.MaxRedirects redirects (RFC 9309 §2.3.1.2).
-func robotsClient(c *http.Client, rc RobotsConfig) *http.Client {
+// robotsClient returns a copy of c (or a default client) that does not
+// follow redirects itself: fetchRobots follows them hop by hop, each hop
+// under its own host's slot.
+func robotsClient(c *http.Client) *http.Client {
 	var cl http.Client
 	if c != nil {
 		cl = *c
 	}
-	maxRedirects := rc.MaxRedirects
-	cl.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
-		if len(via) > maxRedirects {
-			return errTooManyRedirects
-		}
-		return nil
-	}
+	cl.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &cl
 }
 
@@ -157,7 +153,10 @@ func (g *Gate) robotsFor(ctx context.Context, t target) (view *robotsView, block
 	}
 	ch := g.sf.DoChan(t.origin, func() (any, error) {
 		// The fetch outlives the first caller's ctx: others share it.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.Robots.FetchTimeout+releaseTimeout)
+		// Each hop of a redirect chain may wait for its host's slot and
+		// takes up to FetchTimeout.
+		budget := time.Duration(g.cfg.Robots.MaxRedirects+1)*g.cfg.Robots.FetchTimeout + releaseTimeout
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 		defer cancel()
 		return g.refreshRobots(fctx, t, v)
 	})
@@ -212,10 +211,10 @@ func (g *Gate) refreshRobots(ctx context.Context, t target, old *robotsView) (re
 		old = v
 	}
 	start := g.now()
-	fr := g.fetchRobots(ctx, t.origin)
+	// fetchRobots ends p (and the slot of every redirect hop): the first
+	// page waits one delay more.
+	fr := g.fetchRobots(ctx, t.origin, p)
 	took := g.now().Sub(start)
-	// The slot ends with the fetch: the first page waits one delay more.
-	_ = p.Done(Outcome{Status: fr.status, Err: fr.err, Duration: took, RetryAfter: fr.retryAfter})
 	var prev *RobotsEntry
 	if old != nil {
 		prev = &old.entry
@@ -243,33 +242,102 @@ type fetchResult struct {
 	tooManyRedirects bool
 }
 
-// fetchRobots GETs origin/robots.txt, following redirects (rules still
-// apply to origin) and reading at most robots.MaxSize bytes of a 2xx body.
-func (g *Gate) fetchRobots(ctx context.Context, origin string) fetchResult {
+// fetchRobots GETs origin/robots.txt under p, the slot of origin's key,
+// following up to MaxRedirects redirects (RFC 9309 §2.3.1.2; the rules
+// still apply to origin) and reading at most robots.MaxSize bytes of a 2xx
+// body. Hops on the same key stay under the slot held, as one robots.txt
+// transaction; a hop to another key is a request to another host, so it
+// waits for that host's slot and delay like any other request (the held
+// permit is done first, so no slot is held while waiting for another).
+// fetchRobots ends every permit it holds.
+func (g *Gate) fetchRobots(ctx context.Context, origin string, p *Permit) fetchResult {
+	next, key, start := origin+"/robots.txt", p.Key(), g.now()
+	done := func(fr fetchResult) {
+		_ = p.Done(Outcome{Status: fr.status, Err: fr.err, Duration: g.now().Sub(start), RetryAfter: fr.retryAfter})
+	}
+	for hop := 0; ; hop++ {
+		fr, loc := g.getRobots(ctx, next)
+		if loc == nil {
+			done(fr)
+			return fr
+		}
+		if hop >= g.cfg.Robots.MaxRedirects {
+			done(fr)
+			return fetchResult{status: fr.status, tooManyRedirects: true, err: errTooManyRedirects}
+		}
+		t, err := g.target(ctx, loc)
+		if err != nil {
+			done(fr)
+			return fetchResult{err: fmt.Errorf("politeness: robots.txt redirect: %w", err)}
+		}
+		if t.key != key {
+			done(fr)
+			if p, err = g.waitSlot(ctx, t); err != nil {
+				return fetchResult{err: fmt.Errorf("politeness: robots.txt redirect to %s: %w", loc.Redacted(), err)}
+			}
+			key, start = t.key, g.now()
+		}
+		next = loc.String()
+	}
+}
+
+// getRobots makes one request of a robots.txt fetch. loc is the resolved
+// target of a redirect (3xx with a usable http(s) Location), else nil.
+func (g *Gate) getRobots(ctx context.Context, rawURL string) (fr fetchResult, loc *url.URL) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.Robots.FetchTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/robots.txt", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return fetchResult{err: fmt.Errorf("politeness: robots.txt request: %w", err)}
+		return fetchResult{err: fmt.Errorf("politeness: robots.txt request: %w", err)}, nil
 	}
 	req.Header.Set("User-Agent", g.cfg.UserAgent)
 	resp, err := g.client.Do(req)
 	if err != nil {
-		if errors.Is(err, errTooManyRedirects) {
-			return fetchResult{tooManyRedirects: true, err: err}
-		}
-		return fetchResult{err: err}
+		return fetchResult{err: err}, nil
 	}
 	defer resp.Body.Close()
-	fr := fetchResult{status: resp.StatusCode, retryAfter: RetryAfter(resp.Header, g.now())}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	fr = fetchResult{status: resp.StatusCode, retryAfter: RetryAfter(resp.Header, g.now())}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		// RFC 9309 §2.5: parse at least 500 KiB; the rest is ignored.
 		fr.body, err = io.ReadAll(io.LimitReader(resp.Body, robots.MaxSize))
 		if err != nil {
 			fr.err = fmt.Errorf("politeness: reading robots.txt: %w", err)
 		}
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		if l, err := resp.Location(); err == nil && (l.Scheme == "http" || l.Scheme == "https") && l.Host != "" {
+			return fr, l
+		}
 	}
-	return fr
+	return fr, nil
+}
+
+// waitSlot waits, bounded by ctx, for a slot of t's key under that key's
+// configured or default delay, for a request that is not a page (a robots
+// redirect hop): no robots.txt of its own is consulted.
+func (g *Gate) waitSlot(ctx context.Context, t target) (*Permit, error) {
+	lease := max(g.cfg.Lease, g.cfg.Robots.FetchTimeout+releaseTimeout)
+	for {
+		delays, err := g.delays(ctx, t.key, nil, g.now())
+		if err != nil {
+			return nil, err
+		}
+		p, d, err := g.acquire(ctx, t, delays, lease, false)
+		if err != nil || p != nil {
+			return p, err
+		}
+		sleep := d.RetryAfter
+		if d.Reason == ReasonConcurrency {
+			sleep = min(sleep, g.cfg.PollInterval)
+		}
+		timer := time.NewTimer(max(sleep, time.Millisecond))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("politeness: wait for %s: %w", t.key, context.Cause(ctx))
+		case <-timer.C:
+		}
+	}
 }
 
 // classify turns a fetch into the entry to store (RFC 9309 §2.3.1).
