@@ -87,16 +87,7 @@ func TestCrawlTestwebPoliteness(t *testing.T) {
 	var sb strings.Builder
 	rep.WriteText(&sb, false)
 	t.Logf("report:\n%s", sb.String())
-	// The politeness gate follows a robots.txt redirect from
-	// robots-redirect.test to robots-target.test/robots.txt inside its own
-	// robots fetch, outside robots-target.test's slot, so that one host may
-	// see two robots.txt requests close together. That is the gate's
-	// business (reported to its owner); every page request is checked.
 	delayViol, minDelayViol := rep.DelayViolations, rep.MinDelayViolations
-	if h := rep.Host("robots-target.test"); h != nil && h.DelayViolations <= 1 && h.MinDelayViolations <= 1 {
-		delayViol -= h.DelayViolations
-		minDelayViol -= h.MinDelayViolations
-	}
 	checks := []struct {
 		name string
 		n    int

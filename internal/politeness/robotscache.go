@@ -312,13 +312,21 @@ func (g *Gate) getRobots(ctx context.Context, rawURL string) (fr fetchResult, lo
 	return fr, nil
 }
 
-// waitSlot waits, bounded by ctx, for a slot of t's key under that key's
-// configured or default delay, for a request that is not a page (a robots
-// redirect hop): no robots.txt of its own is consulted.
+// waitSlot waits, bounded by ctx, for a slot of t's key, for a request
+// that is not a page (a robots redirect hop): the key's delay comes from its
+// configuration and, when already cached, its own robots.txt; none is
+// fetched for it.
 func (g *Gate) waitSlot(ctx context.Context, t target) (*Permit, error) {
 	lease := max(g.cfg.Lease, g.cfg.Robots.FetchTimeout+releaseTimeout)
 	for {
-		delays, err := g.delays(ctx, t.key, nil, g.now())
+		// The target host's own rules (Crawl-delay, Request-rate), if
+		// known, set its delay; no fetch is started for them.
+		now := g.now()
+		view, err := g.loadView(ctx, t.origin, now)
+		if err != nil {
+			return nil, err
+		}
+		delays, err := g.delays(ctx, t.key, view, now)
 		if err != nil {
 			return nil, err
 		}
