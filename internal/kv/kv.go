@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // ErrNotFound is returned by Get for a missing key.
@@ -25,6 +26,9 @@ type Options struct {
 	CacheBytes int64
 	// Logf receives Pebble's informational messages; nil discards them.
 	Logf func(format string, args ...any)
+	// BloomBitsPerKey sizes the Bloom filter of every table; 0 means 10
+	// (about 1 % false positives), negative means no filters.
+	BloomBitsPerKey int
 }
 
 // DB is an open store. It is safe for concurrent use.
@@ -41,6 +45,15 @@ func Open(dir string, opts Options) (*DB, error) {
 	c := pebble.NewCache(cache)
 	defer c.Unref()
 	po := &pebble.Options{Cache: c, Logger: logger{opts.Logf}}
+	// Bloom filters on every level: the frontier's seen-test and the caches
+	// ask mostly for keys that are absent, and without filters each such
+	// Get searches every level. Later levels inherit L0's policy.
+	if bits := opts.BloomBitsPerKey; bits >= 0 {
+		if bits == 0 {
+			bits = 10
+		}
+		po.Levels[0].FilterPolicy = bloom.FilterPolicy(bits)
+	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
