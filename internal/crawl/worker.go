@@ -551,6 +551,15 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 	depth := l.Depth + 1
 	seen := make(map[string]bool, len(links))
 	var items []frontier.Item
+	// The frontier only encodes an item's metadata (it never keeps or
+	// changes the map), so the links of one page that share a hop and an
+	// off-scope count share one map: a page's ten or more outlinks cost
+	// one or two maps, not one each (a hot allocation in crawl profiles).
+	type mdKey struct {
+		hop     extract.Hop
+		offHops int
+	}
+	shared := map[mdKey]map[string][]string{}
 	add := func(nu *url.URL, raw string, hop extract.Hop, offHops int) {
 		if seen[raw] {
 			return
@@ -569,9 +578,13 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 				prio = priorityHigh
 			}
 		}
-		mdm := map[string][]string{mdVia: {l.URL}, mdPath: {path + string(hop)}}
-		if offHops > 0 {
-			mdm[mdOff] = []string{strconv.Itoa(offHops)}
+		mdm := shared[mdKey{hop, offHops}]
+		if mdm == nil {
+			mdm = map[string][]string{mdVia: {l.URL}, mdPath: {path + string(hop)}}
+			if offHops > 0 {
+				mdm[mdOff] = []string{strconv.Itoa(offHops)}
+			}
+			shared[mdKey{hop, offHops}] = mdm
 		}
 		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: raw, Key: key, CrawlID: c.cfg.CrawlID, Depth: depth, Priority: prio, Metadata: mdm}})
 	}

@@ -140,7 +140,15 @@ func (r *Result) HTTPHeaderBytes() []byte {
 	if r.Proto == "HTTP/1.0" {
 		proto = r.Proto
 	}
-	fmt.Fprintf(&b, "%s %03d", proto, r.Status)
+	// Built by hand, not with fmt: this runs for every archived page.
+	b.Grow(512)
+	b.WriteString(proto)
+	b.WriteByte(' ')
+	if r.Status >= 0 && r.Status <= 999 {
+		b.Write([]byte{byte('0' + r.Status/100), byte('0' + r.Status/10%10), byte('0' + r.Status%10)})
+	} else {
+		fmt.Fprintf(&b, "%03d", r.Status) // not from net/http; as before
+	}
 	if r.Reason != "" {
 		b.WriteByte(' ')
 		b.WriteString(r.Reason)
@@ -160,20 +168,34 @@ func (r *Result) RequestHeaderBytes() []byte {
 	if r.Request.URL != nil {
 		target = r.Request.URL.RequestURI()
 	}
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\n", r.Request.Method, target)
-	h := r.Request.Header.Clone()
-	if host := h.Get("Host"); host != "" {
-		fmt.Fprintf(&b, "Host: %s\r\n", host)
-		h.Del("Host")
+	// Built by hand, without fmt or cloning the header: this runs for
+	// every archived page.
+	b.Grow(512)
+	b.WriteString(r.Request.Method)
+	b.WriteByte(' ')
+	b.WriteString(target)
+	b.WriteString(" HTTP/1.1\r\n")
+	if host := r.Request.Header.Get("Host"); host != "" {
+		b.WriteString("Host: ")
+		b.WriteString(host)
+		b.WriteString("\r\n")
 	}
-	writeHeader(&b, h)
+	writeHeaderExcept(&b, r.Request.Header, "Host")
 	b.WriteString("\r\n")
 	return b.Bytes()
 }
 
-func writeHeader(b *bytes.Buffer, h http.Header) {
-	keys := make([]string, 0, len(h))
+func writeHeader(b *bytes.Buffer, h http.Header) { writeHeaderExcept(b, h, "") }
+
+// writeHeaderExcept writes h sorted by name, leaving out the canonical
+// name skip (Host, written first by RequestHeaderBytes).
+func writeHeaderExcept(b *bytes.Buffer, h http.Header, skip string) {
+	var buf [32]string // a fetch's header fits: no allocation for keys
+	keys := buf[:0]
 	for k := range h {
+		if skip != "" && k == skip {
+			continue
+		}
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -419,7 +441,7 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 		Request: sent,
 	}
 	if method != http.MethodHead {
-		raw, trunc, err := readBody(resp.Body, c.cfg.MaxBodySize)
+		raw, trunc, err := readBody(resp.Body, c.cfg.MaxBodySize, resp.ContentLength)
 		switch {
 		case err == nil:
 		case errors.Is(context.Cause(ctx), errTimeout):
@@ -470,8 +492,15 @@ func reason(resp *http.Response) string {
 
 // readBody reads at most limit bytes. Reaching the limit is TruncSize,
 // not an error; the rest is not read (the connection is not reused).
-func readBody(body io.Reader, limit int64) ([]byte, Truncation, error) {
+func readBody(body io.Reader, limit, sizeHint int64) ([]byte, Truncation, error) {
 	var buf bytes.Buffer
+	if sizeHint > 0 {
+		// A declared Content-Length sizes the buffer once instead of
+		// doubling from 512 bytes; bounded by the limit, and by 1 MiB so
+		// that a false header costs no large allocation before bytes
+		// arrive. ReadFrom wants MinRead spare bytes to see EOF.
+		buf.Grow(int(min(sizeHint, limit, 1<<20)) + bytes.MinRead)
+	}
 	n, err := buf.ReadFrom(io.LimitReader(body, limit+1))
 	if n > limit {
 		return buf.Bytes()[:limit], TruncSize, nil

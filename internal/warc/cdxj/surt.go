@@ -62,7 +62,11 @@ func SURT(rawURL string) (string, error) {
 	if ip := net.ParseIP(host); ip != nil {
 		b.WriteString(host)
 	} else {
-		host = wwwPrefix.ReplaceAllString(host, "")
+		if strings.HasPrefix(host, "www") {
+			// Only then can the pattern match: most hosts skip the
+			// regexp, which costs more than the rest of the key.
+			host = wwwPrefix.ReplaceAllString(host, "")
+		}
 		labels := strings.Split(host, ".")
 		slices.Reverse(labels)
 		b.WriteString(strings.Join(labels, ","))
