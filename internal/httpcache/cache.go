@@ -114,7 +114,8 @@ type Cache struct {
 		hot      list.List             // *variant with entry != nil
 		bytes    int64
 		hotBytes int64
-		closed   bool // Close was called: no more writes are queued
+		closed   bool   // Close was called: no more writes are queued
+		seq      uint64 // the last data record number given out
 	}
 
 	hits, misses, stale, revalidated, stores, evictions atomic.Int64
@@ -130,12 +131,21 @@ type Cache struct {
 // ErrClosed is returned by Store and Freshen after Close.
 var ErrClosed = errors.New("httpcache: closed")
 
-// writeOp is one change to the store: records to set and keys to delete.
-// done, when non-nil, receives the commit's result.
+// writeOp is one change to the store: an entry to write (encoded by the
+// writer, off the request path), keys to delete, and done, which, when
+// non-nil, receives the commit's result.
 type writeOp struct {
-	set  [][2][]byte
+	put  *pendingPut
 	del  [][]byte
 	done chan error
+}
+
+// pendingPut is an entry and its index record waiting for the writer. Both
+// are immutable once queued (Entry by contract; the variant fields that
+// encodeMeta reads are set before queueing and never changed).
+type pendingPut struct {
+	entry *Entry
+	v     *variant
 }
 
 // Bounds of the writer: queued operations, and operations per batch.
@@ -148,6 +158,7 @@ const (
 type variant struct {
 	pk         string
 	vk         [16]byte
+	seq        uint64 // number of its data record: 'd' + 8 bytes big-endian
 	mediaType  string
 	varyNames  []string
 	varyValues []string
@@ -187,6 +198,7 @@ func Open(db *kv.DB, opts Options) (*Cache, error) {
 		c.mu.groups[v.pk] = append(c.mu.groups[v.pk], v)
 		v.elem = c.mu.lru.PushBack(v)
 		c.mu.bytes += v.size
+		c.mu.seq = max(c.mu.seq, v.seq)
 	}
 	for _, vs := range c.mu.groups {
 		slices.SortFunc(vs, func(a, b *variant) int { return int(max(-1, min(1, a.storedAt-b.storedAt))) })
@@ -194,7 +206,24 @@ func Open(db *kv.DB, opts Options) (*Cache, error) {
 	b := c.db.NewBatch()
 	for _, k := range corrupt {
 		_ = b.Delete(c.key('m', k[1:]), nil)
-		_ = b.Delete(c.key('d', k[1:]), nil)
+	}
+	if len(corrupt) > 0 {
+		// The data records of corrupt metadata records (and those of the
+		// earlier layout, keyed by variant key) are found by elimination:
+		// a rare path, so a scan of the data keys is affordable.
+		live := make(map[uint64]bool, len(loaded))
+		for _, v := range loaded {
+			live[v.seq] = true
+		}
+		err := c.bucket.Scan([]byte("d"), func(key, _ []byte) error {
+			if len(key) != 9 || !live[binary.BigEndian.Uint64(key[1:])] {
+				_ = b.Delete(c.key('d', key[1:]), nil)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("httpcache: open: %w", err)
+		}
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return nil, fmt.Errorf("httpcache: open: %w", err)
@@ -212,12 +241,21 @@ func Open(db *kv.DB, opts Options) (*Cache, error) {
 // writer applies queued writes in order until Close.
 func (c *Cache) writer() {
 	defer close(c.done)
+	// scratch is reused for every encoding: Batch.Set copies the value,
+	// so no record needs its own allocation.
+	var scratch []byte
 	for op := range c.writes {
 		b := c.db.NewBatch()
 		ops := []writeOp{op}
 		apply := func(op writeOp) {
-			for _, kv := range op.set {
-				_ = b.Set(kv[0], kv[1], nil)
+			if pp := op.put; pp != nil {
+				scratch = appendEntry(scratch[:0], pp.entry)
+				_ = b.Set(c.dataKey(pp.v.seq), scratch, nil)
+				scratch = appendMeta(scratch[:0], pp.v)
+				_ = b.Set(c.key('m', pp.v.vk[:]), scratch, nil)
+				if cap(scratch) > 1<<20 {
+					scratch = nil // do not pin a large body's buffer
+				}
 			}
 			for _, k := range op.del {
 				_ = b.Delete(k, nil)
@@ -265,6 +303,17 @@ func (c *Cache) Close() error {
 		return *p
 	}
 	return nil
+}
+
+// dataKey is the key of a data record. Data records are numbered in store
+// order, so that new ones sort after all older ones: Pebble's flushes and
+// compactions then add new tables beside the old ones instead of merging
+// into (rewriting) them, as random keys made it do for every store. The
+// metadata records, small, stay keyed by variant key.
+func (c *Cache) dataKey(seq uint64) []byte {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], seq)
+	return c.key('d', n[:])
 }
 
 func (c *Cache) key(kind byte, vk []byte) []byte {
@@ -360,7 +409,7 @@ func (c *Cache) selectLocked(pk string, h http.Header) *variant {
 // load reads a variant's entry from disk and adds it to the memory tier.
 // A variant whose data is missing or corrupt is dropped.
 func (c *Cache) load(v *variant) (*Entry, error) {
-	raw, err := c.bucket.Get(append([]byte{'d'}, v.vk[:]...))
+	raw, err := c.bucket.Get(binary.BigEndian.AppendUint64([]byte{'d'}, v.seq))
 	var e *Entry
 	if err == nil {
 		e, err = decodeEntry(raw, c.opts.Policy)
@@ -452,6 +501,17 @@ func varyNames(h http.Header) ([]string, bool) {
 // them. requestTime and responseTime are when the request was sent and the
 // response received.
 func (c *Cache) Store(req *http.Request, status int, header http.Header, body []byte, requestTime, responseTime time.Time) (bool, string, error) {
+	return c.store(req, status, header, body, requestTime, responseTime, true)
+}
+
+// StoreOwned is Store for a caller that hands header and body over: the
+// cache keeps them without copying, so the caller must not change them
+// afterwards (the proxy stores the header and body it has just relayed).
+func (c *Cache) StoreOwned(req *http.Request, status int, header http.Header, body []byte, requestTime, responseTime time.Time) (bool, string, error) {
+	return c.store(req, status, header, body, requestTime, responseTime, false)
+}
+
+func (c *Cache) store(req *http.Request, status int, header http.Header, body []byte, requestTime, responseTime time.Time, copyIn bool) (bool, string, error) {
 	reqCC := ParseCacheControl(req.Header)
 	respCC := ParseCacheControl(header)
 	if ok, why := Storable(req.Method, req.Header, reqCC, status, header, respCC, c.opts.Policy); !ok {
@@ -464,12 +524,15 @@ func (c *Cache) Store(req *http.Request, status int, header http.Header, body []
 	if !ok {
 		return false, "too many Vary fields", nil
 	}
+	if copyIn {
+		header, body = header.Clone(), slices.Clone(body)
+	}
 	e := &Entry{
 		Method:       req.Method,
 		URL:          req.URL.String(),
 		Status:       status,
-		Header:       header.Clone(),
-		Body:         slices.Clone(body),
+		Header:       header,
+		Body:         body,
 		RequestTime:  requestTime,
 		ResponseTime: responseTime,
 		MediaType:    MediaType(header.Get("Content-Type")),
@@ -481,7 +544,7 @@ func (c *Cache) Store(req *http.Request, status int, header http.Header, body []
 	for _, n := range names {
 		e.VaryValues = append(e.VaryValues, varyValue(req.Header, n))
 	}
-	e.derive(c.opts.Policy)
+	e.deriveWith(c.opts.Policy, respCC)
 	if err := c.put(e); err != nil {
 		return false, "", err
 	}
@@ -525,9 +588,9 @@ func (c *Cache) put(e *Entry) error {
 		storedAt:   e.ResponseTime.UnixNano(),
 	}
 	v.vk = variantKey(pk, e.MediaType, e.VaryNames, e.VaryValues)
-	data := encodeEntry(e)
-	v.size = int64(len(data))
-	meta := encodeMeta(v)
+	// The encoding is left to the writer goroutine; only its size is
+	// needed here, for the byte accounting.
+	v.size = int64(entrySize(e))
 
 	// The index changes first, under mu; the records go to the writer,
 	// which commits them in order with other writes (the disk is never
@@ -540,9 +603,13 @@ func (c *Cache) put(e *Entry) error {
 		c.mu.Unlock()
 		return ErrClosed
 	}
+	var replaced []byte
 	for _, old := range c.mu.groups[pk] {
 		if old.vk == v.vk {
-			c.removeLocked(old) // its records are overwritten below
+			// Its metadata record is overwritten below; its data record,
+			// numbered differently, is deleted.
+			c.removeLocked(old)
+			replaced = c.dataKey(old.seq)
 			break
 		}
 	}
@@ -550,13 +617,18 @@ func (c *Cache) put(e *Entry) error {
 		drop = append(drop, vs[0])
 		c.removeLocked(vs[0])
 	}
+	c.mu.seq++
+	v.seq = c.mu.seq
 	c.mu.groups[pk] = append(c.mu.groups[pk], v)
 	v.elem = c.mu.lru.PushFront(v)
 	c.mu.bytes += v.size
 	c.makeHotLocked(v, e)
 	hot := v.entry != nil
 	drop = append(drop, c.evictLocked()...)
-	op := writeOp{set: [][2][]byte{{c.key('d', v.vk[:]), data}, {c.key('m', v.vk[:]), meta}}, del: c.recordKeys(drop)}
+	op := writeOp{put: &pendingPut{entry: e, v: v}, del: c.recordKeys(drop)}
+	if replaced != nil {
+		op.del = append(op.del, replaced)
+	}
 	if !hot {
 		op.done = make(chan error, 1)
 	}
@@ -573,7 +645,7 @@ func (c *Cache) put(e *Entry) error {
 func (c *Cache) recordKeys(vs []*variant) [][]byte {
 	var keys [][]byte
 	for _, v := range vs {
-		keys = append(keys, c.key('d', v.vk[:]), c.key('m', v.vk[:]))
+		keys = append(keys, c.dataKey(v.seq), c.key('m', v.vk[:]))
 	}
 	return keys
 }
@@ -676,13 +748,22 @@ func variantKey(pk, mediaType string, names, values []string) [16]byte {
 	return k
 }
 
+// metaVersion is the layout of the metadata records: 2 added the data
+// record number. Records of version 1 (data keyed by variant key) are
+// dropped at Open as corrupt, with their data records.
+const metaVersion = 2
+
 // encodeMeta serializes the index record of v (without its key).
-func encodeMeta(v *variant) []byte {
-	b := []byte{encVersion}
+func encodeMeta(v *variant) []byte { return appendMeta(nil, v) }
+
+// appendMeta appends the index record of v to b.
+func appendMeta(b []byte, v *variant) []byte {
+	b = append(b, metaVersion)
 	b = appendString(b, v.pk)
 	b = appendString(b, v.mediaType)
 	b = binary.AppendUvarint(b, uint64(v.size))
 	b = binary.AppendVarint(b, v.storedAt)
+	b = binary.AppendUvarint(b, v.seq)
 	b = binary.AppendUvarint(b, uint64(len(v.varyNames)))
 	for i := range v.varyNames {
 		b = appendString(b, v.varyNames[i])
@@ -693,7 +774,7 @@ func encodeMeta(v *variant) []byte {
 
 func decodeMeta(raw []byte) (*variant, error) {
 	d := decoder{b: raw}
-	if ver := d.byte(); ver != encVersion {
+	if ver := d.byte(); ver != metaVersion {
 		return nil, fmt.Errorf("%w: meta version %d", errCorrupt, ver)
 	}
 	v := &variant{}
@@ -701,6 +782,7 @@ func decodeMeta(raw []byte) (*variant, error) {
 	v.mediaType = d.string()
 	v.size = int64(d.uvarint(1 << 40))
 	v.storedAt = d.varint()
+	v.seq = d.uvarint(1<<64 - 1)
 	n := int(d.uvarint(MaxVaryFields))
 	for i := 0; i < n && d.err == nil; i++ {
 		v.varyNames = append(v.varyNames, d.string())

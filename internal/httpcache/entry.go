@@ -45,8 +45,12 @@ func (e *Entry) Age(now time.Time) time.Duration {
 }
 
 // derive fills the fields computed from Header under p.
-func (e *Entry) derive(p Policy) {
-	e.Control = ParseCacheControl(e.Header)
+func (e *Entry) derive(p Policy) { e.deriveWith(p, ParseCacheControl(e.Header)) }
+
+// deriveWith is derive with the response Cache-Control already parsed
+// (Store has parsed it to decide storability).
+func (e *Entry) deriveWith(p Policy, cc Directives) {
+	e.Control = cc
 	e.Overridden = Overridden(e.Control, p)
 	e.Lifetime = Lifetime(e.Status, e.Header, e.Control, e.ResponseTime, p)
 	e.InitialAge = InitialAge(e.Header, e.RequestTime, e.ResponseTime)
@@ -66,14 +70,50 @@ var errCorrupt = errors.New("httpcache: corrupt record")
 // encodeEntry serializes e. The layout is version, strings and varints;
 // see decodeEntry.
 func encodeEntry(e *Entry) []byte {
-	n := len(e.Body) + 256
+	return appendEntry(make([]byte, 0, entrySize(e)), e)
+}
+
+// entrySize is len(encodeEntry(e)), computed without encoding, so that the
+// index can account an entry on the request path while the writer
+// goroutine encodes it later.
+func entrySize(e *Entry) int {
+	n := 1 + stringSize(e.Method) + stringSize(e.URL) + uvarintSize(uint64(e.Status)) +
+		varintSize(e.RequestTime.UnixNano()) + varintSize(e.ResponseTime.UnixNano()) +
+		stringSize(e.MediaType) + uvarintSize(uint64(len(e.VaryNames)))
+	for i := range e.VaryNames {
+		n += stringSize(e.VaryNames[i]) + stringSize(e.VaryValues[i])
+	}
+	n += uvarintSize(uint64(len(e.Header)))
 	for k, vs := range e.Header {
-		n += len(k) + 8
+		n += stringSize(k) + uvarintSize(uint64(len(vs)))
 		for _, v := range vs {
-			n += len(v) + 4
+			n += stringSize(v)
 		}
 	}
-	b := make([]byte, 0, n)
+	return n + uvarintSize(uint64(len(e.Body))) + len(e.Body)
+}
+
+func uvarintSize(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// varintSize is the length of binary.AppendVarint's zig-zag encoding.
+func varintSize(x int64) int {
+	ux := uint64(x) << 1
+	if x < 0 {
+		ux = ^ux
+	}
+	return uvarintSize(ux)
+}
+
+func stringSize(s string) int { return uvarintSize(uint64(len(s))) + len(s) }
+
+// appendEntry appends the encoding of e to b.
+func appendEntry(b []byte, e *Entry) []byte {
 	b = append(b, encVersion)
 	b = appendString(b, e.Method)
 	b = appendString(b, e.URL)
@@ -95,8 +135,7 @@ func encodeEntry(e *Entry) []byte {
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(e.Body)))
-	b = append(b, e.Body...)
-	return b
+	return append(b, e.Body...)
 }
 
 // decodeEntry parses a record written by encodeEntry and derives its

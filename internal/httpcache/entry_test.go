@@ -46,6 +46,32 @@ func TestEntryRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEntrySize: the index accounts an entry by entrySize before the
+// writer encodes it, so the two must agree to the byte.
+func TestEntrySize(t *testing.T) {
+	t.Parallel()
+	big := sampleEntry()
+	big.Body = make([]byte, 1<<16+3)
+	big.Header["X-Long"] = []string{string(make([]byte, 300))}
+	tests := []struct {
+		name string
+		e    *Entry
+	}{
+		{"sample", sampleEntry()},
+		{"empty", &Entry{}},
+		{"negative times", &Entry{Method: "GET", RequestTime: time.Unix(0, -1), ResponseTime: time.Unix(-1<<40, 0)}},
+		{"large body and field", big},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got, want := entrySize(tt.e), len(encodeEntry(tt.e)); got != want {
+				t.Errorf("entrySize = %d, len(encodeEntry) = %d", got, want)
+			}
+		})
+	}
+}
+
 func TestDecodeEntryCorrupt(t *testing.T) {
 	t.Parallel()
 	good := encodeEntry(sampleEntry())
@@ -84,7 +110,11 @@ func FuzzDecodeEntry(f *testing.F) {
 			}
 			return
 		}
-		e2, err := decodeEntry(encodeEntry(e), Policy{})
+		enc := encodeEntry(e)
+		if n := entrySize(e); n != len(enc) {
+			t.Fatalf("entrySize = %d, encoding has %d bytes", n, len(enc))
+		}
+		e2, err := decodeEntry(enc, Policy{})
 		if err != nil {
 			t.Fatalf("re-decode: %v", err)
 		}

@@ -179,11 +179,64 @@ func InitialAge(h http.Header, requestTime, responseTime time.Time) time.Duratio
 
 func headerTime(h http.Header, name string, def time.Time) time.Time {
 	if v := h.Get(name); v != "" {
+		if t, ok := parseIMFFixdate(v); ok {
+			return t
+		}
 		if t, err := http.ParseTime(v); err == nil {
 			return t
 		}
 	}
 	return def
+}
+
+// parseIMFFixdate parses the preferred HTTP date form, IMF-fixdate (RFC 9110
+// §5.6.7: "Sun, 06 Nov 1994 08:49:37 GMT"), which nearly every server sends,
+// without time.Parse's layout interpretation (that was a visible share of a
+// cache store). Anything else, or anything odd, gives false and is left to
+// http.ParseTime, so the result never differs from it.
+func parseIMFFixdate(v string) (time.Time, bool) {
+	if len(v) != 29 || v[3] != ',' || v[4] != ' ' || v[7] != ' ' || v[11] != ' ' || v[16] != ' ' ||
+		v[19] != ':' || v[22] != ':' || v[25:] != " GMT" {
+		return time.Time{}, false
+	}
+	switch v[:3] {
+	case "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun":
+	default:
+		return time.Time{}, false
+	}
+	month := time.Month(0)
+	for i, m := range [12]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"} {
+		if v[8:11] == m {
+			month = time.Month(i + 1)
+			break
+		}
+	}
+	day, ok1 := digits(v[5:7])
+	year, ok2 := digits(v[12:16])
+	hour, ok3 := digits(v[17:19])
+	minute, ok4 := digits(v[20:22])
+	sec, ok5 := digits(v[23:25])
+	if month == 0 || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, month, day, hour, minute, sec, 0, time.UTC)
+	if t.Day() != day { // 31 Apr and the like: time.Parse refuses them
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// digits parses a fixed-width run of ASCII digits.
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // Action is what to do with a request given what is stored.

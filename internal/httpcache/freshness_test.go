@@ -184,3 +184,53 @@ func TestPragmaNoCache(t *testing.T) {
 		t.Error("no Pragma")
 	}
 }
+
+func TestParseIMFFixdate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		ok   bool
+	}{
+		{"rfc example", "Sun, 06 Nov 1994 08:49:37 GMT", true},
+		{"leap day", "Thu, 29 Feb 2024 23:59:59 GMT", true},
+		{"no leap day", "Wed, 29 Feb 2023 00:00:00 GMT", false},
+		{"31 April", "Mon, 31 Apr 2023 00:00:00 GMT", false},
+		{"hour 24", "Sun, 06 Nov 1994 24:00:00 GMT", false},
+		{"lower-case month", "Sun, 06 nov 1994 08:49:37 GMT", false}, // left to http.ParseTime
+		{"rfc 850", "Sunday, 06-Nov-94 08:49:37 GMT", false},
+		{"asctime", "Sun Nov  6 08:49:37 1994", false},
+		{"other zone", "Sun, 06 Nov 1994 08:49:37 UTC", false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := parseIMFFixdate(tt.in)
+			if ok != tt.ok {
+				t.Fatalf("parseIMFFixdate(%q) ok = %v, want %v", tt.in, ok, tt.ok)
+			}
+			if want, err := http.ParseTime(tt.in); ok && (err != nil || !got.Equal(want)) {
+				t.Errorf("parseIMFFixdate(%q) = %v, http.ParseTime = %v, %v", tt.in, got, want, err)
+			}
+		})
+	}
+}
+
+// FuzzParseIMFFixdate: whatever the fast path accepts, http.ParseTime
+// accepts too, as the same instant.
+func FuzzParseIMFFixdate(f *testing.F) {
+	f.Add("Sun, 06 Nov 1994 08:49:37 GMT")
+	f.Add("Thu, 29 Feb 2024 23:59:59 GMT")
+	f.Add("Mon, 31 Apr 2023 00:00:00 GMT")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseIMFFixdate(s)
+		if !ok {
+			return
+		}
+		want, err := http.ParseTime(s)
+		if err != nil || !got.Equal(want) {
+			t.Fatalf("parseIMFFixdate(%q) = %v; http.ParseTime = %v, %v", s, got, want, err)
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
@@ -12,6 +14,23 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	wait     prometheus.Histogram
 	upstream prometheus.Histogram
+
+	// outcomes caches requests' children by outcome (string ->
+	// prometheus.Counter), so that counting a request does not hash its
+	// label values every time. Outcomes are a small fixed set of names, so
+	// the map stays small.
+	outcomes sync.Map
+}
+
+// request counts one finished request with its outcome.
+func (m *metrics) request(outcome string) {
+	if c, ok := m.outcomes.Load(outcome); ok {
+		c.(prometheus.Counter).Inc()
+		return
+	}
+	c := m.requests.WithLabelValues(outcome)
+	m.outcomes.Store(outcome, c)
+	c.Inc()
 }
 
 func newMetrics(p *Proxy, reg prometheus.Registerer, counters *politeness.Counters) *metrics {

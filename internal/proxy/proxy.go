@@ -644,25 +644,44 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		for k, v := range resp.Header {
 			h[k] = v
 		}
-		h.Add("Via", p.via)
+		// Capped, so that the append never writes into resp.Header's
+		// backing array (the cache keeps resp.Header).
+		via := h["Via"]
+		h["Via"] = append(via[:len(via):len(via)], p.via)
 		h.Set(HeaderCache, "MISS")
 		if x.WaitMs > 0 {
 			h.Set(HeaderWaitedMs, strconv.FormatInt(x.WaitMs, 10))
 		}
 		w.WriteHeader(resp.StatusCode)
 		var n int64
-		body, n, complete, err = relay(w, src, rc.MaxResponseBytes, store, p.cacheLimit(), resp.ContentLength < 0)
+		body, n, complete, err = relay(w, src, rc.MaxResponseBytes, store, p.cacheLimit(), resp.ContentLength)
 		x.Bytes = n
 		if err != nil {
 			x.Error = err.Error()
 			outcome.Err = err
+			return
+		}
+		// Store before the client has the response: a client that asks
+		// again at once must hit the cache, not cost the origin another
+		// request. The store only updates the in-memory index; the disk
+		// write happens on the cache's writer goroutine.
+		if store && complete && !p.noArchive(r.URL, resp.Header, body) {
+			// The cache keeps resp.Header and body without copying them:
+			// nothing here changes them after this point (the client's
+			// header map is a different map; its Via is appended to a
+			// capped slice).
+			if _, _, err := p.cache.StoreOwned(r, resp.StatusCode, resp.Header, body, sent, received); err != nil {
+				p.log.Warn("cache store failed", "url", x.URL, "err", err)
+			}
+		}
+		// Then send a response of known length now rather than when the
+		// handler returns, so that the log line and the trace are not part
+		// of the client's latency. (One of unknown length was flushed as
+		// it streamed; its framing is left to the server.)
+		if resp.ContentLength >= 0 {
+			_ = http.NewResponseController(w).Flush()
 		}
 	})
-	if store && complete && !p.noArchive(r.URL, resp.Header, body) {
-		if _, _, err := p.cache.Store(r, resp.StatusCode, resp.Header, body, sent, received); err != nil {
-			p.log.Warn("cache store failed", "url", x.URL, "err", err)
-		}
-	}
 }
 
 // noArchive reports whether the page asks not to be kept in a cache:
@@ -675,8 +694,7 @@ func (p *Proxy) noArchive(u *url.URL, h http.Header, body []byte) bool {
 	if len(h["X-Robots-Tag"]) > 0 && robots.XRobotsTag(h.Values("X-Robots-Tag"), agent).NoArchive {
 		return true
 	}
-	if httpcache.MediaType(h.Get("Content-Type")) != "text/html" ||
-		(!containsFold(body, "noarchive") && !containsFold(body, "nocache")) {
+	if httpcache.MediaType(h.Get("Content-Type")) != "text/html" || !mentionsNoArchive(body) {
 		return false
 	}
 	page, err := extract.HTML(u, body, h.Get("Content-Type"), extract.Options{Agent: agent})
@@ -684,20 +702,57 @@ func (p *Proxy) noArchive(u *url.URL, h http.Header, body []byte) bool {
 }
 
 // containsFold reports whether b contains the lower-case ASCII word s in
-// any case, without allocating.
+// any case, without allocating. It runs on every HTML body the proxy
+// stores, so it is a plain byte loop: OR-ing 0x20 folds exactly the upper-
+// case ASCII letters onto the lower-case ones, and the first letter is
+// tested before anything else (bytes.IndexAny rebuilt its byte set on
+// every call, which cost more than the loop).
 func containsFold(b []byte, s string) bool {
-	for i := 0; i+len(s) <= len(b); {
-		j := bytes.IndexAny(b[i:len(b)-len(s)+1], s[:1]+strings.ToUpper(s[:1]))
-		if j < 0 {
-			return false
+	if len(s) == 0 {
+		return true
+	}
+	c0 := s[0]
+	for i, last := 0, len(b)-len(s); i <= last; i++ {
+		if b[i]|0x20 != c0 {
+			continue
 		}
-		i += j
-		if bytes.EqualFold(b[i:i+len(s)], []byte(s)) {
+		j := 1
+		for j < len(s) && b[i+j]|0x20 == s[j] {
+			j++
+		}
+		if j == len(s) {
 			return true
 		}
-		i++
 	}
 	return false
+}
+
+// mentionsNoArchive is containsFold(b, "noarchive") || containsFold(b,
+// "nocache") in one pass over b: both words start with "no".
+func mentionsNoArchive(b []byte) bool {
+	for i, last := 0, len(b)-len("nocache"); i <= last; i++ {
+		if b[i]|0x20 != 'n' || b[i+1]|0x20 != 'o' {
+			continue
+		}
+		if rest := b[i+2:]; hasPrefixFold(rest, "cache") || hasPrefixFold(rest, "archive") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefixFold reports whether b starts with the lower-case ASCII word s
+// in any case.
+func hasPrefixFold(b []byte, s string) bool {
+	if len(b) < len(s) {
+		return false
+	}
+	for j := 0; j < len(s); j++ {
+		if b[j]|0x20 != s[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // conditional reports whether the client's own request is conditional;
@@ -722,12 +777,18 @@ func (p *Proxy) cacheLimit() int64 {
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // relay copies body to w, at most limit bytes, keeping a copy of up to
-// keepMax bytes when keep is set. complete is true when the whole body was
-// read and kept.
-func relay(w http.ResponseWriter, body io.Reader, limit int64, keep bool, keepMax int64, flush bool) (kept []byte, n int64, complete bool, err error) {
+// keepMax bytes when keep is set. size is the body's announced length, -1
+// when unknown: then every read is flushed to the client at once (a
+// streamed response), and otherwise the copy is allocated in one piece.
+// complete is true when the whole body was read and kept.
+func relay(w http.ResponseWriter, body io.Reader, limit int64, keep bool, keepMax int64, size int64) (kept []byte, n int64, complete bool, err error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
+	flush := size < 0
+	if keep && size >= 0 && size <= keepMax {
+		kept = make([]byte, 0, size)
+	}
 	rc := http.NewResponseController(w)
 	for {
 		m, rerr := body.Read(buf)
@@ -852,7 +913,7 @@ func (p *Proxy) finish(r *http.Request, x *exchange) {
 	}
 	x.Status, x.Outcome = x.status, x.outcome
 	p.trace.Load().add(x.TraceEntry)
-	p.m.requests.WithLabelValues(x.outcome).Inc()
+	p.m.request(x.outcome)
 	if !p.log.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -556,9 +557,36 @@ func TestContainsFold(t *testing.T) {
 	for _, tt := range []struct {
 		b    string
 		want bool
-	}{{"xx NOARCHIVE", true}, {"noarchiv", false}, {"", false}, {"nOaRcHiVe", true}, {"n", false}, {"nnnoarchive", true}} {
+	}{{"xx NOARCHIVE", true}, {"noarchiv", false}, {"", false}, {"nOaRcHiVe", true}, {"n", false}, {"nnnoarchive", true},
+		{"NOARCHIVE", true}, {"@OARCHIVE", false}, {"no archive", false}, {"x<meta content=noarchivex>", true}} {
 		if got := containsFold([]byte(tt.b), "noarchive"); got != tt.want {
 			t.Errorf("containsFold(%q) = %v", tt.b, got)
 		}
 	}
+}
+
+// FuzzContainsFold checks the byte loop against a plain reference: ASCII
+// lower-casing and bytes.Contains.
+func FuzzContainsFold(f *testing.F) {
+	f.Add([]byte("<meta name=robots content=NoArchive>"))
+	f.Add([]byte("nnnOCACHE"))
+	f.Add([]byte{0x4e, 0x6f, 0xce})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lower := make([]byte, len(b))
+		for i, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lower[i] = c
+		}
+		for _, s := range []string{"noarchive", "nocache"} {
+			if got, want := containsFold(b, s), bytes.Contains(lower, []byte(s)); got != want {
+				t.Fatalf("containsFold(%q, %q) = %v, want %v", b, s, got, want)
+			}
+		}
+		want := bytes.Contains(lower, []byte("noarchive")) || bytes.Contains(lower, []byte("nocache"))
+		if got := mentionsNoArchive(b); got != want {
+			t.Fatalf("mentionsNoArchive(%q) = %v, want %v", b, got, want)
+		}
+	})
 }
