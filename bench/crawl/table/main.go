@@ -1,0 +1,160 @@
+// Command crawltable prints the crawl benchmark's table (bench/crawl/run.sh,
+// docs/performance.md): for each crawler, the pages it fetched as the
+// synthetic web counted them (`courtesy testweb report --json`), the cost
+// of the crawler process (bench/measure's JSON) and the politeness the
+// report found; then the ratios of the last crawler to the first against
+// issue 5's targets (at least 3x the pages/s, at most 1/3 of the CPU per
+// page, RSS under 500 MB).
+//
+//	crawltable -dir DIR NAME...
+//
+// For each NAME it reads DIR/NAME.measure.json and DIR/NAME.report.json.
+// A crawler whose files are missing is listed as not run.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// measured is the part of bench/measure's JSON the table uses.
+type measured struct {
+	ExitCode    int     `json:"exit_code"`
+	WallSeconds float64 `json:"wall_seconds"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	MaxRSSMB    float64 `json:"max_rss_mb"`
+	TimedOut    bool    `json:"timed_out"`
+}
+
+// reported is the part of the testweb report's JSON the table uses.
+type reported struct {
+	Requests           int `json:"requests"`
+	Pages              int `json:"pages"`
+	HostsRequested     int `json:"hosts_requested"`
+	Overlaps           int `json:"overlaps"`
+	DelayViolations    int `json:"delay_violations"`
+	MinDelayViolations int `json:"min_delay_violations"`
+	Disallowed         int `json:"disallowed"`
+	BeforeRobots       int `json:"before_robots"`
+}
+
+// row is one crawler's line.
+type row struct {
+	name string
+	ok   bool
+	why  string // when !ok
+	m    measured
+	r    reported
+}
+
+func (r row) pagesPerSec() float64 { return div(float64(r.r.Pages), r.m.WallSeconds) }
+func (r row) cpuMsPerPage() float64 {
+	return div(1000*r.m.CPUSeconds, float64(r.r.Pages))
+}
+
+func div(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func main() {
+	fs := flag.NewFlagSet("crawltable", flag.ContinueOnError)
+	dir := fs.String("dir", ".", "`DIR` holding NAME.measure.json and NAME.report.json")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: crawltable -dir DIR NAME...")
+		os.Exit(2)
+	}
+	var rows []row
+	for _, name := range fs.Args() {
+		rows = append(rows, load(*dir, name))
+	}
+	writeTable(os.Stdout, rows)
+}
+
+func load(dir, name string) row {
+	r := row{name: name}
+	if err := readJSON(filepath.Join(dir, name+".measure.json"), &r.m); err != nil {
+		r.why = err.Error()
+		return r
+	}
+	if err := readJSON(filepath.Join(dir, name+".report.json"), &r.r); err != nil {
+		r.why = err.Error()
+		return r
+	}
+	r.ok = true
+	return r
+}
+
+// readJSON decodes the last JSON object of a file (measure appends).
+func readJSON(name string, v any) error {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.New("not run")
+	}
+	if err != nil {
+		return fmt.Errorf("crawltable: %w", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	found := false
+	for {
+		err := dec.Decode(v)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("crawltable: %s: %w", name, err)
+		}
+		found = true
+	}
+	if !found {
+		return fmt.Errorf("crawltable: %s: empty", name)
+	}
+	return nil
+}
+
+func writeTable(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "| crawler | pages | requests | seconds | pages/s | CPU s | CPU ms/page | max RSS MB | exit | overlaps | gaps < delay | disallowed | before robots |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, r := range rows {
+		if !r.ok {
+			fmt.Fprintf(w, "| %s | %s | | | | | | | | | | | |\n", r.name, r.why)
+			continue
+		}
+		exit := fmt.Sprint(r.m.ExitCode)
+		if r.m.TimedOut {
+			exit += " (killed at timeout)"
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %.1f | %.0f | %.1f | %.2f | %.0f | %s | %d | %d | %d | %d |\n",
+			r.name, r.r.Pages, r.r.Requests, r.m.WallSeconds, r.pagesPerSec(),
+			r.m.CPUSeconds, r.cpuMsPerPage(), r.m.MaxRSSMB, exit,
+			r.r.Overlaps, r.r.MinDelayViolations, r.r.Disallowed, r.r.BeforeRobots)
+	}
+	if len(rows) < 2 || !rows[0].ok || !rows[len(rows)-1].ok {
+		return
+	}
+	base, last := rows[0], rows[len(rows)-1]
+	speed := div(last.pagesPerSec(), base.pagesPerSec())
+	cpu := div(last.cpuMsPerPage(), base.cpuMsPerPage())
+	rss := div(last.m.MaxRSSMB, base.m.MaxRSSMB)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s / %s: pages/s x%.2f (target >= 3: %s), CPU per page x%.2f (target <= 0.33: %s), max RSS x%.2f (%.0f MB, target < 500 MB: %s)\n",
+		last.name, base.name, speed, verdict(speed >= 3), cpu, verdict(cpu <= 1.0/3), rss, last.m.MaxRSSMB, verdict(last.m.MaxRSSMB < 500))
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
