@@ -185,43 +185,24 @@ func (c Config) Validate() error {
 
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
 	}
 	if c.Accept == "" {
 		c.Accept = DefaultAccept
 	}
-	def(&c.ConnectTimeout, DefaultConnectTimeout)
-	def(&c.Timeout, DefaultTimeout)
-	def(&c.IdleConnTimeout, DefaultIdleConnTimeout)
-	def(&c.DNSCacheTTL, DefaultDNSCacheTTL)
-	def(&c.DNSNegativeTTL, DefaultDNSNegativeTTL)
-	if c.MaxBodySize == 0 {
-		c.MaxBodySize = DefaultMaxBodySize
-	}
-	if c.MaxDecodedSize == 0 {
-		c.MaxDecodedSize = DefaultMaxDecodedSize
-	}
-	if c.MaxHeaderBytes == 0 {
-		c.MaxHeaderBytes = DefaultMaxHeaderBytes
-	}
-	if c.MaxIdleConnsPerHost == 0 {
-		c.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
-	}
-	if c.MaxIdleConns == 0 {
-		c.MaxIdleConns = DefaultMaxIdleConns
-	}
-	if c.DNSCacheSize == 0 {
-		c.DNSCacheSize = DefaultDNSCacheSize
-	}
-	if c.CookieSites == 0 {
-		c.CookieSites = DefaultCookieSites
-	}
+	setDefault(&c.ConnectTimeout, DefaultConnectTimeout)
+	setDefault(&c.Timeout, DefaultTimeout)
+	setDefault(&c.IdleConnTimeout, DefaultIdleConnTimeout)
+	setDefault(&c.DNSCacheTTL, DefaultDNSCacheTTL)
+	setDefault(&c.DNSNegativeTTL, DefaultDNSNegativeTTL)
+	setDefault(&c.MaxBodySize, DefaultMaxBodySize)
+	setDefault(&c.MaxDecodedSize, DefaultMaxDecodedSize)
+	setDefault(&c.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	setDefault(&c.MaxIdleConnsPerHost, DefaultMaxIdleConnsPerHost)
+	setDefault(&c.MaxIdleConns, DefaultMaxIdleConns)
+	setDefault(&c.DNSCacheSize, DefaultDNSCacheSize)
+	setDefault(&c.CookieSites, DefaultCookieSites)
 	if c.HeadExtensions == nil {
 		c.HeadExtensions = DefaultHeadExtensions
 	}
@@ -229,4 +210,12 @@ func (c Config) withDefaults() Config {
 		c.WantedTypes = DefaultWantedTypes
 	}
 	return c
+}
+
+// setDefault sets *v to d when *v is the zero value.
+func setDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
 }

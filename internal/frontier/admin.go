@@ -127,11 +127,7 @@ func (f *Frontier) BlockQueueUntil(ctx context.Context, crawlID, key string, t t
 		f.mu.Unlock()
 		return ErrClosed
 	}
-	c := f.mu.crawls[normCrawl(crawlID)]
-	var q *queue
-	if c != nil {
-		q = c.queues[key]
-	}
+	q := f.findLocked(crawlID, key)
 	if q == nil {
 		f.mu.Unlock()
 		return nil
@@ -169,11 +165,7 @@ func (f *Frontier) SetDelay(ctx context.Context, crawlID, key string, d time.Dur
 		f.mu.Unlock()
 		return nil
 	}
-	c := f.mu.crawls[normCrawl(crawlID)]
-	var q *queue
-	if c != nil {
-		q = c.queues[key]
-	}
+	q := f.findLocked(crawlID, key)
 	if q == nil {
 		f.mu.Unlock()
 		return nil
@@ -190,13 +182,19 @@ func (f *Frontier) SetDelay(ctx context.Context, crawlID, key string, d time.Dur
 // reached the queue is no longer served. 0 removes the limit. An unknown
 // queue is ErrNotFound.
 func (f *Frontier) SetCrawlLimit(ctx context.Context, crawlID, key string, limit uint64) error {
+	return f.updateQueue(ctx, "crawl limit", crawlID, key, func(q *queue) { q.rec.limit = limit })
+}
+
+// updateQueue applies set to a known queue's record in the committer,
+// persists it and reschedules the queue; an unknown queue is ErrNotFound.
+func (f *Frontier) updateQueue(ctx context.Context, what, crawlID, key string, set func(*queue)) error {
 	o := &op{done: make(chan error, 1)}
 	o.fn = func(*pebble.Batch) error {
 		q := f.findLocked(crawlID, key)
 		if q == nil {
-			return fmt.Errorf("frontier: crawl limit: queue %q of crawl %q: %w", key, normCrawl(crawlID), ErrNotFound)
+			return fmt.Errorf("frontier: %s: queue %q of crawl %q: %w", what, key, normCrawl(crawlID), ErrNotFound)
 		}
-		q.rec.limit = limit
+		set(q)
 		f.mu.dirty[q] = struct{}{}
 		f.rescheduleLocked(q)
 		return nil
@@ -211,18 +209,7 @@ func (f *Frontier) Retire(ctx context.Context, crawlID, key, reason string) erro
 	if reason == "" {
 		reason = "retired"
 	}
-	o := &op{done: make(chan error, 1)}
-	o.fn = func(*pebble.Batch) error {
-		q := f.findLocked(crawlID, key)
-		if q == nil {
-			return fmt.Errorf("frontier: retire: queue %q of crawl %q: %w", key, normCrawl(crawlID), ErrNotFound)
-		}
-		q.rec.retired = reason
-		f.mu.dirty[q] = struct{}{}
-		f.rescheduleLocked(q)
-		return nil
-	}
-	return f.submit(ctx, o)
+	return f.updateQueue(ctx, "retire", crawlID, key, func(q *queue) { q.rec.retired = reason })
 }
 
 // Retired returns the reason a queue was retired, or "".
