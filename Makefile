@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 60s
 
-.PHONY: build test race vet lint fuzz bench clean
+.PHONY: build test race vet lint fuzz bench bench-peers clean
 
 build:
 	$(GO) build -o bin/courtesy ./cmd/courtesy
@@ -26,6 +26,11 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The peer benchmarks (crawl vs colly, proxy vs httputil and Squid); see docs/performance.md.
+bench-peers:
+	bench/crawl/run.sh
+	bench/proxy/run.sh
 
 clean:
 	rm -rf bin
