@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"time"
 )
 
@@ -59,6 +60,10 @@ type Config struct {
 	EndlessBytes int64
 	// EndlessTime bounds how long one endless body streams. Default 10 s.
 	EndlessTime time.Duration
+	// VisitTime is regp-window.test's REGP Visit-time window,
+	// "HH:MM-HH:MM" in UTC (it may wrap midnight). Default "00:00-12:00":
+	// mornings only. Tests that must drain a crawl set a window open now.
+	VisitTime string
 	// SitesPerAddr is how many sites share one 127.x address in the
 	// /etc/hosts lines. Default 8.
 	SitesPerAddr int
@@ -77,6 +82,7 @@ const (
 	DefaultSlowDelay     = 3 * time.Second
 	DefaultEndlessBytes  = 4 << 20
 	DefaultEndlessTime   = 10 * time.Second
+	DefaultVisitTime     = "00:00-12:00"
 	DefaultSitesPerAddr  = 8
 )
 
@@ -85,6 +91,9 @@ var DefaultAddrBase = netip.AddrFrom4([4]byte{127, 1, 0, 1})
 
 // withDefaults returns c with its zero fields set to their defaults.
 func (c Config) withDefaults() Config {
+	if c.VisitTime == "" {
+		c.VisitTime = DefaultVisitTime
+	}
 	if c.Sites == 0 {
 		c.Sites = DefaultSites
 	}
@@ -125,6 +134,9 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	d := c.withDefaults()
 	var errs []error
+	if !visitTimeRE.MatchString(d.VisitTime) {
+		errs = append(errs, fmt.Errorf("testweb: VisitTime %q: want HH:MM-HH:MM (UTC)", d.VisitTime))
+	}
 	check := func(name string, v, lo, hi int64) {
 		if v < lo || v > hi {
 			errs = append(errs, fmt.Errorf("testweb: %s %d out of range [%d, %d]", name, v, lo, hi))
@@ -150,3 +162,6 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// visitTimeRE is the form of Config.VisitTime.
+var visitTimeRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$`)

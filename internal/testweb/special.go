@@ -184,11 +184,12 @@ Language: en, en-us
 // robotsREGPWindow opens the site to robots only in the morning (UTC),
 // with REGP's Visit-time (seed 002 §3.2.8): a polite crawler waits for the
 // window. The Time-forbidden period is in the past and changes nothing.
+// The window is Config.VisitTime (default 00:00-12:00, mornings only).
 const robotsREGPWindow = `Robot-version: 3.0
 
 User-agent: *
 Disallow: /private/
-Visit-time: 00:00-12:00 UT ## mornings only
+Visit-time: %s UT ## Config.VisitTime
 Time-forbidden: 1 Jan 2026 00:00:00 UT-2 Jan 2026 23:59:59 UT
 `
 
@@ -228,6 +229,9 @@ func (w *Web) addSpecial() {
 			body := d.robots
 			if body == "" {
 				body = defaultRobots
+			}
+			if d.spec == specREGPWindow {
+				body = fmt.Sprintf(body, w.cfg.VisitTime)
 			}
 			s.Robots = []byte(body)
 		}

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/xml"
+	"github.com/courtesy-crawler/courtesy/internal/robots"
 	"io"
 	"net"
 	"net/http"
@@ -50,6 +51,9 @@ func TestConfigValidate(t *testing.T) {
 		{"endless too big", Config{EndlessBytes: MaxEndlessBytes + 1}, false},
 		{"address outside loopback", Config{AddrBase: netip.MustParseAddr("10.0.0.1")}, false},
 		{"ipv6 address", Config{AddrBase: netip.MustParseAddr("::1")}, false},
+		{"visit window wrapping midnight", Config{VisitTime: "22:30-03:15"}, true},
+		{"visit window malformed", Config{VisitTime: "9-17"}, false},
+		{"visit window bad hour", Config{VisitTime: "24:00-01:00"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -733,6 +737,30 @@ func TestMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %q:\n%s", want, m)
+		}
+	}
+}
+
+// regp-window.test's robots.txt carries Config.VisitTime, and the robots
+// parser sees the window it describes.
+func TestVisitTimeWindow(t *testing.T) {
+	for _, tc := range []struct{ window, open, closed string }{
+		{"", "2026-11-22T09:00:00Z", "2026-11-22T13:00:00Z"},
+		{"22:30-03:15", "2026-11-22T01:00:00Z", "2026-11-22T12:00:00Z"},
+	} {
+		w := mustNew(t, Config{VisitTime: tc.window})
+		s := w.Site("regp-window.test")
+		if s == nil {
+			t.Fatal("no regp-window.test")
+		}
+		g := robots.Parse(s.Robots).Group("anybot")
+		open, _ := time.Parse(time.RFC3339, tc.open)
+		closed, _ := time.Parse(time.RFC3339, tc.closed)
+		if got := g.NextVisit(open); !got.Equal(open) {
+			t.Errorf("window %q: NextVisit(%s) = %s, want open", tc.window, open, got)
+		}
+		if got := g.NextVisit(closed); !got.After(closed) {
+			t.Errorf("window %q: NextVisit(%s) = %s, want later", tc.window, closed, got)
 		}
 	}
 }
