@@ -91,39 +91,19 @@ var DefaultAddrBase = netip.AddrFrom4([4]byte{127, 1, 0, 1})
 
 // withDefaults returns c with its zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.VisitTime == "" {
-		c.VisitTime = DefaultVisitTime
-	}
-	if c.Sites == 0 {
-		c.Sites = DefaultSites
-	}
-	if c.PagesPerSite == 0 {
-		c.PagesPerSite = DefaultPagesPerSite
-	}
-	if c.PageBytes == 0 {
-		c.PageBytes = DefaultPageBytes
-	}
-	if c.LinksPerPage == 0 {
-		c.LinksPerPage = DefaultLinksPerPage
-	}
-	if c.ExternalLinks == 0 {
-		c.ExternalLinks = DefaultExternalLinks
-	}
+	setDefault(&c.VisitTime, DefaultVisitTime)
+	setDefault(&c.Sites, DefaultSites)
+	setDefault(&c.PagesPerSite, DefaultPagesPerSite)
+	setDefault(&c.PageBytes, DefaultPageBytes)
+	setDefault(&c.LinksPerPage, DefaultLinksPerPage)
+	setDefault(&c.ExternalLinks, DefaultExternalLinks)
 	if c.NoExternal {
 		c.ExternalLinks = 0
 	}
-	if c.SlowDelay == 0 {
-		c.SlowDelay = DefaultSlowDelay
-	}
-	if c.EndlessBytes == 0 {
-		c.EndlessBytes = DefaultEndlessBytes
-	}
-	if c.EndlessTime == 0 {
-		c.EndlessTime = DefaultEndlessTime
-	}
-	if c.SitesPerAddr == 0 {
-		c.SitesPerAddr = DefaultSitesPerAddr
-	}
+	setDefault(&c.SlowDelay, DefaultSlowDelay)
+	setDefault(&c.EndlessBytes, DefaultEndlessBytes)
+	setDefault(&c.EndlessTime, DefaultEndlessTime)
+	setDefault(&c.SitesPerAddr, DefaultSitesPerAddr)
 	if !c.AddrBase.IsValid() {
 		c.AddrBase = DefaultAddrBase
 	}
@@ -165,3 +145,11 @@ func (c Config) Validate() error {
 
 // visitTimeRE is the form of Config.VisitTime.
 var visitTimeRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$`)
+
+// setDefault sets *v to d when *v is the zero value.
+func setDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
