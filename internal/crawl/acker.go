@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"net/url"
+	"strings"
 
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
@@ -74,8 +75,12 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 			}
 		}
 	}
-	var items []frontier.Item
-	kept := group[:0:0]
+	n := 0
+	for _, a := range group {
+		n += len(a.items) + 1
+	}
+	items := make([]frontier.Item, 0, n)
+	kept := make([]*ack, 0, len(group))
 	for _, a := range group {
 		if a.warc >= 0 && failed[a.warc] {
 			c.fr.Release(a.lease.URLInfo)
@@ -104,8 +109,8 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 	for _, a := range kept {
 		for i := range a.items {
 			if st[off+i] == frontier.OK {
-				if u, err := url.Parse(a.items[i].Info.URL); err == nil {
-					added[u.Hostname()]++
+				if h := hostOf(a.items[i].Info.URL); h != "" {
+					added[h]++
 				}
 			}
 		}
@@ -121,4 +126,29 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 		c.tr.Admitted(h, n)
 		c.metrics.discovered.Add(float64(n))
 	}
+}
+
+// hostOf is url.URL.Hostname of a normalized absolute URL without parsing
+// all of it (the acker does this for every new outlink); "" when raw is
+// not an absolute URL.
+func hostOf(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if strings.ContainsAny(rest, "@[") {
+		// Userinfo or an IPv6 literal: let net/url decide.
+		u, err := url.Parse(raw)
+		if err != nil {
+			return ""
+		}
+		return u.Hostname()
+	}
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
 }

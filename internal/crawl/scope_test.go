@@ -147,7 +147,12 @@ func testCrawler(t *testing.T, scope Scope, limits traps.Limits) *Crawler {
 func links(t *testing.T, urls ...string) []extract.Link {
 	var out []extract.Link
 	for _, s := range urls {
-		out = append(out, extract.Link{URL: mustURL(t, s), Hop: extract.HopLink})
+		// As extract.HTML gives them: normalized with the crawl's options.
+		u, err := urlnorm.Normalize(s, urlnorm.CrawlDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, extract.Link{URL: u, Abs: u.String(), Hop: extract.HopLink})
 	}
 	return out
 }
@@ -218,5 +223,4 @@ func TestOutlinksOffScopeHopsAndStoppedSite(t *testing.T) {
 	if !slices.Equal(got, []string{"http://b.test/"}) {
 		t.Errorf("stopped site: got %v", got)
 	}
-	_ = urlnorm.CrawlDefaults
 }

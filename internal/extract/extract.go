@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/courtesy-crawler/courtesy/internal/robots"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
 // Defaults applied when an Options field is zero.
@@ -51,6 +52,13 @@ type Options struct {
 	// TextURLs adds absolute http(s) URLs written in the visible text
 	// (hop L). Default off.
 	TextURLs bool
+
+	// Normalize are the urlnorm options applied to every link after RFC
+	// 3986 resolution and normalization; the zero value adds no
+	// heuristics. A crawler passes its own (urlnorm.CrawlDefaults) so each
+	// link is parsed and normalized once. MaxLength is ignored (the limit
+	// is MaxURLLength).
+	Normalize urlnorm.Options
 
 	// MaxLinks is the number of links kept per page; more are dropped and
 	// counted. Default DefaultMaxLinks (10,000).
@@ -104,8 +112,10 @@ func (o Options) withDefaults() Options {
 // Link is one outlink of a page.
 type Link struct {
 	// URL is absolute, http or https, without fragment, RFC 3986
-	// normalized (urlnorm zero Options); crawler heuristics not applied.
+	// normalized plus the heuristics of Options.Normalize.
 	URL *url.URL
+	// Abs is URL's text (URL.String()), computed once.
+	Abs string
 	// Tag and Attr say where the link was found: "a"/"href",
 	// "meta"/"content" (refresh), "script"/"" (pattern), "text"/"",
 	// "http"/"location" (redirect).

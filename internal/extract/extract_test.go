@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
 func TestRefreshURL(t *testing.T) {
@@ -206,6 +208,41 @@ func TestHTMLNested(t *testing.T) {
 			}
 			if len(p.Links) != c.links {
 				t.Errorf("%d links (%+v), want %d", len(p.Links), p.Links, c.links)
+			}
+		})
+	}
+}
+
+func TestHTMLNormalizeOption(t *testing.T) {
+	t.Parallel()
+	base := mustURL(t, "http://example.com/dir/page.html")
+	crawl := urlnorm.CrawlDefaults()
+	cases := []struct {
+		name string
+		body string
+		o    urlnorm.Options
+		want string
+	}{
+		{"zero options keep index file", `<a href="sub/index.html">x</a>`, urlnorm.Options{}, "http://example.com/dir/sub/index.html"},
+		{"crawl options drop index file", `<a href="sub/index.html">x</a>`, crawl, "http://example.com/dir/sub/"},
+		{"crawl options strip session id", `<a href="/a?PHPSESSID=0123456789abcdef0123456789abcdef&x=1">x</a>`, crawl, "http://example.com/a?x=1"},
+		// The base is resolved without the heuristics (a base of
+		// /other/ would give /other/?q=1); the link keeps its query, so
+		// index-file removal does not apply to it.
+		{"base not crawl-normalized", `<base href="/other/index.html"><a href="?q=1">x</a>`, crawl, "http://example.com/other/index.html?q=1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := HTML(base, []byte(c.body), "", Options{Normalize: c.o})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Links) != 1 {
+				t.Fatalf("%d links (%+v), want 1", len(p.Links), p.Links)
+			}
+			l := p.Links[0]
+			if l.Abs != c.want || l.URL.String() != c.want {
+				t.Errorf("Abs %q, URL %q; want %q", l.Abs, l.URL, c.want)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/courtesy-crawler/courtesy/internal/robots"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
 // maxNest bounds how deep raw-text containers (noscript, noframes, iframe)
@@ -280,7 +281,9 @@ func (s *scanner) onStart(name string, a *attrs) string {
 			s.baseSet = true
 			// A base that is not a usable http(s) URL is ignored and
 			// the page URL stays the base (HTML: fallback base URL).
-			if u, _, _, _ := s.resolve(a.href); u != nil {
+			// Resolved without the crawler's heuristics: they are for
+			// the URLs fetched, and could move a base's directory.
+			if u, _, _, _ := resolveRef(s.base, a.href, s.o.MaxURLLength, urlnorm.Options{}); u != nil {
 				s.base, p.Base = u, u
 			} else {
 				s.problem(ProblemBadBase, string(a.href))
@@ -443,7 +446,7 @@ func (s *scanner) add(ref []byte, tag, attr string, rel, text []byte, hop Hop) i
 		s.seen = make(map[linkKey]struct{})
 	}
 	s.seen[k] = struct{}{}
-	l := Link{URL: u, Tag: tag, Attr: attr, Hop: hop}
+	l := Link{URL: u, Abs: abs, Tag: tag, Attr: attr, Hop: hop}
 	if len(rel) > 0 {
 		r := lowerASCII(rel)
 		l.Rel = clip(strings.ToValidUTF8(string(r), ""))
@@ -462,7 +465,7 @@ func (s *scanner) add(ref []byte, tag, attr string, rel, text []byte, hop Hop) i
 // a problem kind ("" when the reference is simply not crawlable, such as
 // mailto: or an empty href) when no link results.
 func (s *scanner) resolve(ref []byte) (u *url.URL, abs, kind, example string) {
-	return resolveRef(s.base, ref, s.o.MaxURLLength)
+	return resolveRef(s.base, ref, s.o.MaxURLLength, s.o.Normalize)
 }
 
 func (s *scanner) problem(kind, example string) {

@@ -13,13 +13,14 @@ import (
 // 3986 §5.2 resolution with the WHATWG leniencies browsers apply (spaces
 // and control characters trimmed, tab and newline removed, '\' as '/',
 // stray bytes percent-encoded), then RFC 3986 §6 normalization (case, dot
-// segments, default port) and fragment removal; the crawler's own
-// heuristics (seed 001 §3.4 rules 8-9, session ids) are applied later by
-// the crawler with its own urlnorm.Options. It returns nil and a problem
+// segments, default port) and fragment removal, plus the heuristics norm
+// turns on (a crawler passes its own, so links are normalized once, seed
+// 001 §3.4 rules 8-9, session ids; norm.MaxLength is set here). abs is
+// u's text. It returns nil and a problem
 // kind when the reference is broken, and nil and "" when it is simply not
 // a crawlable link (empty, fragment-only, or a scheme other than
 // http/https: mailto:, javascript:, data:, tel:, …).
-func resolveRef(base *url.URL, ref []byte, maxLen int) (u *url.URL, abs, kind, example string) {
+func resolveRef(base *url.URL, ref []byte, maxLen int, norm urlnorm.Options) (u *url.URL, abs, kind, example string) {
 	ref = bytes.Trim(ref, " \t\n\f\r")
 	if len(ref) == 0 || ref[0] == '#' {
 		return nil, "", "", ""
@@ -34,14 +35,14 @@ func resolveRef(base *url.URL, ref []byte, maxLen int) (u *url.URL, abs, kind, e
 	if sch, ok := scheme(r); ok && sch != "http" && sch != "https" {
 		return nil, "", "", ""
 	}
-	u, err := urlnorm.Resolve(base, r, urlnorm.Options{MaxLength: 4 * maxLen})
+	norm.MaxLength = 4 * maxLen
+	u, abs, err := urlnorm.ResolveBoth(base, r, norm)
 	switch {
 	case errors.Is(err, urlnorm.ErrScheme):
 		return nil, "", "", ""
 	case err != nil || !httpURL(u):
 		return nil, "", ProblemBadURL, r
 	}
-	abs = u.String()
 	if len(abs) > maxLen {
 		return nil, "", ProblemURLTooLong, r
 	}
@@ -83,14 +84,14 @@ func Redirect(base *url.URL, location string) (Link, error) {
 	if !httpURL(base) {
 		return Link{}, ErrBase
 	}
-	u, _, kind, _ := resolveRef(base, []byte(location), DefaultMaxURLLength)
+	u, _, kind, _ := resolveRef(base, []byte(location), DefaultMaxURLLength, urlnorm.Options{})
 	if u == nil {
 		if kind == "" {
 			kind = "not an http(s) URL"
 		}
 		return Link{}, &RedirectError{Location: clip(location), Reason: kind}
 	}
-	return Link{URL: u, Tag: "http", Attr: "location", Hop: HopRedirect}, nil
+	return Link{URL: u, Abs: u.String(), Tag: "http", Attr: "location", Hop: HopRedirect}, nil
 }
 
 // RedirectError says why a Location could not become a link.

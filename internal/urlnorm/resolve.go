@@ -33,6 +33,21 @@ func Resolve(base *url.URL, ref string, o Options) (*url.URL, error) {
 	return p.url(), nil
 }
 
+// ResolveBoth is Resolve returning the URL and its text together, for
+// callers that need both (a link extractor keys on the text): one
+// normalization, no second String().
+func ResolveBoth(base *url.URL, ref string, o Options) (*url.URL, string, error) {
+	s, err := resolveString(base, ref, &o)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := normalize(s, &o)
+	if err != nil {
+		return nil, "", err
+	}
+	return p.url(), p.String(), nil
+}
+
 // ResolveString is Resolve returning the URL's text.
 func ResolveString(base *url.URL, ref string, o Options) (string, error) {
 	s, err := resolveString(base, ref, &o)

@@ -20,6 +20,18 @@ func Digest(b []byte) string {
 	return "sha1:" + base32.StdEncoding.EncodeToString(s[:])
 }
 
+// digest2 is Digest of a followed by b, without joining them.
+func digest2(a, b []byte) string {
+	if len(b) == 0 {
+		return Digest(a)
+	}
+	h := sha1.New()
+	h.Write(a)
+	h.Write(b)
+	var s [sha1.Size]byte
+	return "sha1:" + base32.StdEncoding.EncodeToString(h.Sum(s[:0]))
+}
+
 // PayloadDigest returns the WARC-Payload-Digest of an HTTP message whose
 // header (status or request line, fields, blank line) is header and whose
 // body bytes as stored are body. The payload is the entity body with any

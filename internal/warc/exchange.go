@@ -142,8 +142,7 @@ func (w *Writer) WriteExchange(ctx context.Context, ex *Exchange) (Result, error
 		resp.Block = ex.ResponseHeader
 		rh.Add(HeaderType, string(TypeRevisit))
 	} else {
-		resp.Block = make([]byte, 0, len(ex.ResponseHeader)+len(ex.Body))
-		resp.Block = append(append(resp.Block, ex.ResponseHeader...), ex.Body...)
+		resp.Block, resp.tail = ex.ResponseHeader, ex.Body
 		rh.Add(HeaderType, string(TypeResponse))
 	}
 	rh.Add(HeaderRecordID, respID)
@@ -162,7 +161,7 @@ func (w *Writer) WriteExchange(ctx context.Context, ex *Exchange) (Result, error
 		}
 	}
 	rh.Add(HeaderPayloadDigest, res.PayloadDigest)
-	res.BlockDigest = Digest(resp.Block)
+	res.BlockDigest = digest2(resp.Block, resp.tail)
 	rh.Add(HeaderBlockDigest, res.BlockDigest)
 	if ex.Truncated != "" && ex.Revisit == nil {
 		rh.Add(HeaderTruncated, ex.Truncated)

@@ -1,7 +1,6 @@
 package warc
 
 import (
-	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -158,6 +157,10 @@ type Record struct {
 	Header Header
 	// Block is the content block; Content-Length is its length.
 	Block []byte
+	// tail, when set, is the rest of the content block after Block
+	// (WriteExchange's response body after its HTTP header: written
+	// without first copying both into one slice).
+	tail []byte
 }
 
 // errBadField rejects field names and values that would corrupt the header.
@@ -165,25 +168,29 @@ var errBadField = errors.New("warc: field name or value contains CR, LF or an in
 
 // writeHeader serializes the version line and fields and the blank line.
 func writeHeader(w io.Writer, h *Header) error {
-	var b bytes.Buffer
-	b.Grow(512)
+	b, err := appendHeader(make([]byte, 0, 512), h)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// appendHeader appends the serialized header (version line, fields,
+// blank line) to dst.
+func appendHeader(dst []byte, h *Header) ([]byte, error) {
 	v := h.Version
 	if v == "" {
 		v = "1.1"
 	}
-	b.WriteString("WARC/" + v + "\r\n")
+	dst = append(append(append(dst, "WARC/"...), v...), "\r\n"...)
 	for _, f := range h.Fields {
 		if !validName(f.Name) || strings.ContainsAny(f.Value, "\r\n") {
-			return fmt.Errorf("%w: %q", errBadField, f.Name)
+			return dst, fmt.Errorf("%w: %q", errBadField, f.Name)
 		}
-		b.WriteString(f.Name)
-		b.WriteString(": ")
-		b.WriteString(f.Value)
-		b.WriteString("\r\n")
+		dst = append(append(append(append(dst, f.Name...), ": "...), f.Value...), "\r\n"...)
 	}
-	b.WriteString("\r\n")
-	_, err := w.Write(b.Bytes())
-	return err
+	return append(dst, "\r\n"...), nil
 }
 
 // validName reports whether s is an RFC 9110 token, as WARC 1.1 §4 requires

@@ -2,7 +2,6 @@ package warc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -142,6 +141,7 @@ type Writer struct {
 		f          *os.File      // current file, nil between files
 		bw         *bufio.Writer // buffers f
 		gz         *gzip.Writer  // reused for every member
+		hdr        []byte        // serialized record header, reused
 		name       string        // final base name of f
 		size       int64         // bytes written to f (through bw)
 		records    int           // records in f
@@ -259,20 +259,24 @@ func (w *Writer) writeLocked(rec *Record) (Location, error) {
 		h.Set(HeaderWarcinfoID, w.mu.warcinfoID)
 	}
 	if h.Get(HeaderBlockDigest) == "" {
-		h.Set(HeaderBlockDigest, Digest(rec.Block))
+		h.Set(HeaderBlockDigest, digest2(rec.Block, rec.tail))
 	}
-	h.Set(HeaderContentLength, strconv.Itoa(len(rec.Block)))
+	h.Set(HeaderContentLength, strconv.Itoa(len(rec.Block)+len(rec.tail)))
 
-	var hb bytes.Buffer
-	if err := writeHeader(&hb, &h); err != nil {
+	hb, err := appendHeader(w.mu.hdr[:0], &h)
+	w.mu.hdr = hb
+	if err != nil {
 		return Location{}, err
 	}
 	off := w.mu.size
 	cw := &countWriter{w: w.mu.bw}
 	w.mu.gz.Reset(cw)
-	_, err := w.mu.gz.Write(hb.Bytes())
+	_, err = w.mu.gz.Write(hb)
 	if err == nil {
 		_, err = w.mu.gz.Write(rec.Block)
+	}
+	if err == nil && len(rec.tail) > 0 {
+		_, err = w.mu.gz.Write(rec.tail)
 	}
 	if err == nil {
 		_, err = w.mu.gz.Write([]byte("\r\n\r\n"))
