@@ -189,11 +189,19 @@ func (w *Writer) WriteExchange(ctx context.Context, ex *Exchange) (Result, error
 	var meta *Record
 	if len(ex.Metadata) > 0 {
 		var b bytes.Buffer
+		n := 0
+		for _, f := range ex.Metadata {
+			n += len(f.Name) + len(f.Value) + 4
+		}
+		b.Grow(n)
 		for _, f := range ex.Metadata {
 			if !validName(f.Name) || strings.ContainsAny(f.Value, "\r\n") {
 				return Result{}, fmt.Errorf("%w: metadata field %q", ErrExchange, f.Name)
 			}
-			b.WriteString(f.Name + ": " + f.Value + "\r\n")
+			b.WriteString(f.Name)
+			b.WriteString(": ")
+			b.WriteString(f.Value)
+			b.WriteString("\r\n")
 		}
 		meta = &Record{Block: b.Bytes()}
 		h := &meta.Header
