@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
 // FuzzHTML feeds arbitrary bytes and content types: extraction must not
@@ -30,6 +32,20 @@ func FuzzHTML(f *testing.F) {
 			t.Fatalf("HTML: %v", err)
 		}
 		checkInvariants(t, p, o.withDefaults())
+		// The crawler's normalization on top: the same invariants, and
+		// every link is already in its crawl-normal form.
+		oc := o
+		oc.Normalize = urlnorm.CrawlDefaults()
+		pc, err := HTML(base, body, contentType, oc)
+		if err != nil {
+			t.Fatalf("HTML with crawl normalization: %v", err)
+		}
+		checkInvariants(t, pc, oc.withDefaults())
+		for _, l := range pc.Links {
+			if n, err := urlnorm.NormalizeString(l.Abs, oc.Normalize); err != nil || n != l.Abs {
+				t.Fatalf("link %q not crawl-normal: %q, %v", l.Abs, n, err)
+			}
+		}
 		if p.Base == nil || !httpURL(p.Base) {
 			t.Fatalf("base %v", p.Base)
 		}

@@ -134,6 +134,9 @@ func checkInvariants(t *testing.T, p *Page, o Options) {
 			continue
 		}
 		s := l.URL.String()
+		if l.Abs != s {
+			t.Errorf("link Abs %q, URL.String() %q", l.Abs, s)
+		}
 		if l.URL.Fragment != "" || strings.Contains(s, "#") {
 			t.Errorf("link %q keeps a fragment", s)
 		}
