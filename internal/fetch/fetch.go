@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -483,7 +484,12 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 }
 
 func reason(resp *http.Response) string {
-	code := fmt.Sprintf("%03d", resp.StatusCode)
+	// Status is "200 OK": the code (three digits for 100-999) and the
+	// reason phrase. No fmt here: this runs for every fetch.
+	code := strconv.Itoa(resp.StatusCode)
+	if resp.StatusCode < 100 {
+		code = strings.Repeat("0", 3-len(code)) + code
+	}
 	if s, ok := strings.CutPrefix(resp.Status, code); ok {
 		return strings.TrimSpace(s)
 	}
