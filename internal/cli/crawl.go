@@ -55,6 +55,11 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus /metrics and /health on `ADDR` while crawling")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
+	var dupHosts []string
+	fs.Func("duplicate-host", "`ALIAS=CANONICAL`: crawl the host ALIAS under CANONICAL (repeatable; added to crawl.duplicate-hosts)", func(v string) error {
+		dupHosts = append(dupHosts, v)
+		return nil
+	})
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
@@ -114,6 +119,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if set["delay"] || cfg.Delay == 0 {
 		cfg.Delay = *delay
 	}
+	cfg.DuplicateHosts = append(cfg.DuplicateHosts, dupHosts...)
 	if set["workers"] || cfg.Workers == 0 {
 		cfg.Workers = *workers
 	}
@@ -207,6 +213,9 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 	fmt.Fprintf(w, "  URLs completed      %d (all runs), %d still queued\n", s.Completed, s.Queued)
 	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
 	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
+	if s.HostRewrites > 0 {
+		fmt.Fprintf(w, "  host rewrites       %d URLs (robots Host, Mirror-site, duplicate hosts)\n", s.HostRewrites)
+	}
 	fmt.Fprintf(w, "  fetch errors        %d\n", s.Errors)
 	var cut int64
 	for _, n := range s.Traps.Hits {

@@ -107,6 +107,29 @@ type Config struct {
 	// ProgressInterval is the period of the progress log lines when stdout
 	// is not a terminal. Default 10s.
 	ProgressInterval time.Duration `yaml:"progress-interval"`
+	// DuplicateHosts are host aliases the operator knows to serve the
+	// same content as another host (duplicate hosts, seed 001 §4.3), each
+	// "ALIAS=CANONICAL": ALIAS is "host" (every port) or "host:port",
+	// CANONICAL is "[scheme://]host[:port]" (without scheme and port the
+	// URL's scheme and port stay). URLs on ALIAS are queued and fetched
+	// under CANONICAL; "host=host" pins a host so that robots.txt cannot
+	// move it. A list, not a map, because host names hold the dots that
+	// separate config keys. At most 10,000 entries. Default none.
+	DuplicateHosts []string `yaml:"duplicate-hosts"`
+	// RobotsHost follows the robots.txt Host directive (Yandex; REGP
+	// §3.2.13): URLs of an origin whose robots.txt names another host as
+	// its preferred ("master") name are queued under that host. Default
+	// true.
+	RobotsHost *bool `yaml:"robots-host"`
+	// MirrorSites follows the REGP Mirror-site directive (seed 002
+	// §3.2.11): URLs of an origin that names a mirror "to visit instead"
+	// are queued under the first mirror in scope. Default true.
+	MirrorSites *bool `yaml:"mirror-sites"`
+	// MaxHostRewrites bounds the host rewrites learned from robots.txt
+	// files (Host, Mirror-site); once reached, further ones are ignored.
+	// Default 100,000 (about 200 bytes each); negative means none are
+	// learned.
+	MaxHostRewrites int `yaml:"max-host-rewrites"`
 }
 
 // Scope says which URLs are crawled (seed 001 §5.3).
@@ -212,6 +235,9 @@ func (c Config) withDefaults() Config {
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = 10 * time.Second
 	}
+	if c.MaxHostRewrites == 0 {
+		c.MaxHostRewrites = defaultMaxHostRewrites
+	}
 	if c.Scope.Mode == "" {
 		c.Scope.Mode = ScopeSeeds
 	}
@@ -255,6 +281,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Traps.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := parseDuplicateHosts(c.DuplicateHosts); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -73,6 +73,9 @@ type Summary struct {
 	// Duplicates counts exact (revisit) and near duplicates this run.
 	Duplicates int64
 	Revisits   int64
+	// HostRewrites counts URLs moved to another host this run (robots
+	// Host, REGP Mirror-site, duplicate-hosts; see hostmap.go).
+	HostRewrites int64
 	// Traps is what the trap limits did (all runs).
 	Traps traps.Report
 	// Retired maps the hosts retired this run to the reason.
@@ -114,8 +117,12 @@ type Crawler struct {
 	clog    *crawllog.Writer
 	near    *dedup.Index
 	digests *kv.Bucket
-	seedsKV *kv.Bucket
-	metrics *metrics
+	// digestsSeen filters lookups in digests (a resumed crawl reloads it).
+	digestsSeen *digestFilter
+	seedsKV     *kv.Bucket
+	metrics     *metrics
+	hmap        *hostMap   // host rewrites (hostmap.go)
+	hostRules   *kv.Bucket // rules learned from robots.txt
 
 	// cutLog remembers recently logged trap cuts so that a link found on
 	// many pages is logged once.
@@ -229,7 +236,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		Completed: st.Completed, Queued: st.Size,
 		Hosts:        int(c.stats.fetchedHosts.Load()),
 		RobotsDenied: c.stats.robotsDenied.Load(), Errors: c.stats.errors.Load(),
-		Duplicates: c.stats.dups.Load(), Revisits: c.stats.revisits.Load(),
+		Duplicates: c.stats.dups.Load(), Revisits: c.stats.revisits.Load(), HostRewrites: c.hostRewrites(),
 		Traps: c.tr.Report(), Retired: map[string]string{},
 		WARCDir: c.cfg.WARCDir, CrawlLog: filepath.Join(c.cfg.DataDir, "crawl.log"),
 		Finished: finished, Resumed: resumed,
@@ -353,12 +360,23 @@ func (c *Crawler) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	c.near, err = dedup.NewIndex(dedup.IndexOptions{})
+	// Persistent: a resumed crawl still knows each site's simhashes.
+	c.near, err = dedup.NewIndex(dedup.IndexOptions{DB: c.db, OnError: func(err error) { c.log.Warn("near-duplicate index", "err", err) }})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	c.digests = c.db.Bucket("C/digest/")
+	c.digestsSeen = newDigestFilter()
+	if err := c.digests.Scan(nil, func(k, _ []byte) error {
+		c.digestsSeen.Add(string(k))
+		return nil
+	}); err != nil {
+		return fmt.Errorf("crawl: load payload digests: %w", err)
+	}
 	c.seedsKV = c.db.Bucket("C/seedhost/")
+	if err := c.openHostMap(); err != nil {
+		return err
+	}
 	return c.seedsKV.Scan(nil, func(k, _ []byte) error {
 		c.scope.addSeedHost(string(k))
 		return nil
@@ -396,6 +414,7 @@ func (c *Crawler) seed(ctx context.Context, seeds []string) error {
 		if err != nil {
 			return fmt.Errorf("crawl: seed %q: %w", s, err)
 		}
+		u, _ = c.moveHost(u) // duplicate-hosts, and rules of earlier runs
 		h := u.Hostname()
 		c.scope.addSeedHost(h)
 		if err := c.seedsKV.SetNoSync([]byte(h), nil); err != nil {

@@ -70,6 +70,9 @@ func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 	if err != nil || u.Host == "" {
 		return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusUnsupportedURI, Size: -1, Thread: wid}, -1)
 	}
+	if c.moveLeased(wid, l, u, nil) { // host map (hostmap.go)
+		return true
+	}
 	key := l.Key
 	var permit *politeness.Permit
 	for attempt := 0; ; attempt++ {
@@ -132,6 +135,9 @@ func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 		}
 	}
 	c.firstContact(ctx, u, l, hs)
+	if c.moveLeased(wid, l, u, permit) { // robots.txt just named another host
+		return true
+	}
 	c.hostsMu.Lock()
 	req := hs.req
 	c.hostsMu.Unlock()
@@ -303,6 +309,7 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 	if e, err := c.rstore.GetRobots(ctx, origin); err == nil && len(e.Body) > 0 {
 		f := robots.Parse(e.Body)
 		g := f.Group(c.agent)
+		c.learnHostRules(u, f, g) // robots Host, REGP Mirror-site (hostmap.go)
 		// REGP Language, Encoding and Cookie (seed 002 §3.2.9-3.2.10) go
 		// into every request to the host.
 		ext := g.Extensions()
@@ -398,7 +405,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			e.Annotations = append(e.Annotations, "sitemap:unparsable")
 		}
 	case ok && (mt == "text/html" || mt == "application/xhtml+xml" || mt == ""):
-		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs})
+		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs, Normalize: c.norm})
 		if err == nil {
 			page = p
 			directives = directives.Merge(p.Robots)
@@ -416,7 +423,9 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	var revisit *warc.Revisit
 	stopped := false
 	if ok && len(res.RawBody) > 0 {
-		if prev, err := c.digests.Get([]byte(digest)); err == nil {
+		if !c.digestsSeen.MayContain(digest) {
+			// Certainly a new payload: no store lookup.
+		} else if prev, err := c.digests.Get([]byte(digest)); err == nil {
 			if r, ok := decodeRevisit(prev); ok {
 				revisit = &r
 				e.Annotations = append(e.Annotations, crawllog.AnnotationDuplicateDigest)
@@ -445,7 +454,12 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	if res.Redirect != nil && res.Status >= 300 && res.Status < 400 {
 		// Redirects are links (seed 001 §3.4): queued, not followed.
 		if rl, err := extract.Redirect(u, res.Redirect.String()); err == nil {
-			links = append(links, rl)
+			// outlinks takes links normalized with c.norm, as
+			// extract.HTML gives them.
+			if nu, err := urlnorm.Normalize(rl.Abs, c.norm); err == nil {
+				rl.URL, rl.Abs = nu, nu.String()
+				links = append(links, rl)
+			}
 		}
 	}
 	items := c.outlinks(l, u, links, stopped)
@@ -487,6 +501,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		if ok && revisit == nil && len(res.RawBody) > 0 {
 			// Durable with the frontier's synced commit below.
 			_ = c.digests.SetNoSync([]byte(digest), encodeRevisit(l.URL, res.Start, wr.Response.RecordID))
+			c.digestsSeen.Add(digest)
 		}
 	}
 	if res.Status >= 500 {
@@ -560,6 +575,7 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		offHops int
 	}
 	shared := map[mdKey]map[string][]string{}
+	var movedFrom string // host the current link was moved from (hostmap.go)
 	add := func(nu *url.URL, raw string, hop extract.Hop, offHops int) {
 		if seen[raw] {
 			return
@@ -586,19 +602,22 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 			}
 			shared[mdKey{hop, offHops}] = mdm
 		}
+		if movedFrom != "" {
+			mdm = withMoved(mdm, movedFrom)
+		}
 		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: raw, Key: key, CrawlID: c.cfg.CrawlID, Depth: depth, Priority: prio, Metadata: mdm}})
 	}
 	for _, ln := range links {
 		if ln.NoFollow {
 			continue
 		}
-		nu, err := urlnorm.Normalize(ln.URL.String(), c.norm)
-		if err != nil {
+		// Links come normalized with c.norm (extract.Options.Normalize).
+		nu, raw := ln.URL, ln.Abs
+		if nu == nil || raw == "" || raw == l.URL {
 			continue
 		}
-		raw := nu.String()
-		if raw == l.URL {
-			continue
+		if nu, movedFrom = c.moveHost(nu); movedFrom != "" {
+			raw = nu.String() // scope and traps below judge the rewritten URL
 		}
 		host := nu.Hostname()
 		if siteStopped && host == srcHost {
@@ -741,6 +760,7 @@ func (c *Crawler) logLine(l frontier.Lease, e *crawllog.Entry) {
 	if md1(l.Metadata, mdSource) == "seed" {
 		e.Source = "seed"
 	}
+	movedAnnotation(l, e)
 	if err := c.clog.Log(e); err != nil {
 		c.log.Warn("crawl log write failed", "err", err)
 	}

@@ -7,6 +7,11 @@
 // hazards and §6 stops a site after 10 duplicates; package traps applies
 // that limit, this package detects them.
 //
+// With IndexOptions.DB the index is persistent (store.go): each site's
+// hashes are written to the crawl's kv store as they are added and loaded
+// the first time the site is used after a restart, so a resumed crawl
+// still recognises its near-duplicates.
+//
 // Text extraction is not done here: callers pass the text package extract
 // produced.
 package dedup

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
 // Defaults of IndexOptions.
@@ -33,6 +35,15 @@ type IndexOptions struct {
 	Distance int
 	// Exact makes Near report identical hashes only.
 	Exact bool
+	// DB, when set, persists every site's hashes (bucket "dedup/near/",
+	// see store.go) so that a resumed crawl still knows them: a site's
+	// hashes are loaded the first time the site is used after a restart
+	// (or after the site was evicted from memory). nil keeps the index in
+	// memory only.
+	DB *kv.DB
+	// OnError is told when the store fails (the index then goes on in
+	// memory for that site); nil ignores store errors.
+	OnError func(error)
 }
 
 // Validate reports a bad option.
@@ -52,8 +63,9 @@ func (o *IndexOptions) Validate() error {
 // exact-match tables, one per block, yield every candidate, and only
 // candidates are compared bit by bit. Safe for concurrent use.
 type Index struct {
-	opts IndexOptions
-	mu   struct {
+	opts  IndexOptions
+	store *store // nil: memory only
+	mu    struct {
 		sync.Mutex
 		sites map[string]*list.Element // of *site
 		lru   list.List                // front: most recently used
@@ -67,6 +79,7 @@ type site struct {
 	hashes []uint64 // ring of up to MaxPerSite
 	next   int      // slot the next hash goes to
 	tables [4]map[uint16][]int32
+	seq    uint64 // sequence number of the next hash added (its store key)
 }
 
 // NewIndex returns an empty index.
@@ -87,6 +100,9 @@ func NewIndex(opts IndexOptions) (*Index, error) {
 		opts.Distance = 0
 	}
 	x := &Index{opts: opts}
+	if opts.DB != nil {
+		x.store = &store{db: opts.DB.Pebble()}
+	}
 	x.mu.sites = map[string]*list.Element{}
 	return x, nil
 }
@@ -100,7 +116,11 @@ func (x *Index) Near(siteName string, h uint64) (match uint64, dist int, ok bool
 	defer x.mu.Unlock()
 	el, found := x.mu.sites[siteName]
 	if !found {
-		return 0, 0, false
+		if x.store == nil {
+			return 0, 0, false
+		}
+		// A site not in memory may still be in the store.
+		return x.lockedSite(siteName).near(h, x.opts.Distance)
 	}
 	x.mu.lru.MoveToFront(el)
 	return el.Value.(*site).near(h, x.opts.Distance)
@@ -129,24 +149,75 @@ func (s *site) near(h uint64, maxDist int) (uint64, int, bool) {
 // twice.
 func (x *Index) Add(siteName string, h uint64) {
 	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.siteLocked(siteName).add(h, x.opts.MaxPerSite)
+	s := x.lockedSite(siteName)
+	seq, added := s.add(h, x.opts.MaxPerSite)
+	x.mu.Unlock()
+	if added {
+		x.persist(siteName, seq, h)
+	}
 }
 
 // Check returns the closest stored near-duplicate of h like Near, and adds
 // h when there is none: the crawler's one call per page.
 func (x *Index) Check(siteName string, h uint64) (match uint64, dist int, ok bool) {
 	x.mu.Lock()
-	defer x.mu.Unlock()
-	s := x.siteLocked(siteName)
+	s := x.lockedSite(siteName)
 	if m, d, ok := s.near(h, x.opts.Distance); ok {
+		x.mu.Unlock()
 		return m, d, true
 	}
-	s.add(h, x.opts.MaxPerSite)
+	seq, added := s.add(h, x.opts.MaxPerSite)
+	x.mu.Unlock()
+	if added {
+		x.persist(siteName, seq, h)
+	}
 	return 0, 0, false
 }
 
-// Forget drops a site (e.g. when its crawl is done).
+// persist writes one added hash to the store, outside the index lock.
+func (x *Index) persist(siteName string, seq, h uint64) {
+	if x.store == nil {
+		return
+	}
+	if err := x.store.append(siteName, seq, h, x.opts.MaxPerSite); err != nil && x.opts.OnError != nil {
+		x.opts.OnError(err)
+	}
+}
+
+// lockedSite returns the site like siteLocked, loading its hashes from
+// the store first when it is not in memory. It is called with x.mu held
+// and returns with it held, but drops it while reading the store, so a
+// slow disk read of one site does not stall the others.
+func (x *Index) lockedSite(name string) *site {
+	if el, ok := x.mu.sites[name]; ok {
+		x.mu.lru.MoveToFront(el)
+		return el.Value.(*site)
+	}
+	if x.store == nil {
+		return x.siteLocked(name)
+	}
+	x.mu.Unlock()
+	hashes, next, err := x.store.load(name, x.opts.MaxPerSite)
+	x.mu.Lock()
+	if err != nil && x.opts.OnError != nil {
+		x.opts.OnError(err)
+	}
+	if el, ok := x.mu.sites[name]; ok {
+		// Another caller loaded it meanwhile.
+		x.mu.lru.MoveToFront(el)
+		return el.Value.(*site)
+	}
+	s := x.siteLocked(name)
+	for _, h := range hashes {
+		s.add(h, x.opts.MaxPerSite)
+	}
+	s.seq = next
+	return s
+}
+
+// Forget drops a site from memory (e.g. when its crawl is done). With a
+// DB the site's hashes stay stored and are loaded again if it is used
+// again.
 func (x *Index) Forget(siteName string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -186,11 +257,13 @@ func (x *Index) siteLocked(name string) *site {
 	return s
 }
 
-func (s *site) add(h uint64, limit int) {
+// add stores h unless it is there already; it reports the sequence
+// number h got and whether it was added.
+func (s *site) add(h uint64, limit int) (seq uint64, added bool) {
 	// Skip exact repeats: they add nothing and would grow one bucket.
 	for _, slot := range s.tables[0][block(h, 0)] {
 		if s.hashes[slot] == h {
-			return
+			return 0, false
 		}
 	}
 	slot := s.next
@@ -222,4 +295,7 @@ func (s *site) add(h uint64, limit int) {
 		s.tables[i][b] = append(s.tables[i][b], int32(slot))
 	}
 	s.next = (slot + 1) % limit
+	seq = s.seq
+	s.seq++
+	return seq, true
 }

@@ -1,0 +1,646 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/config"
+	"github.com/courtesy-crawler/courtesy/internal/extract"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
+	"github.com/courtesy-crawler/courtesy/internal/robots"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
+)
+
+func TestParseHostSpec(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want hostSpec
+		err  bool
+	}{
+		{"bare host", "example.com", hostSpec{host: "example.com"}, false},
+		{"upper case and spaces", "  WWW.Example.COM ", hostSpec{host: "www.example.com"}, false},
+		{"port", "example.com:8080", hostSpec{host: "example.com", port: "8080"}, false},
+		{"leading zeros in port", "example.com:08080", hostSpec{host: "example.com", port: "8080"}, false},
+		{"https scheme (Yandex)", "https://example.com", hostSpec{scheme: "https", host: "example.com"}, false},
+		{"scheme, port, slash", "HTTP://example.com:81/", hostSpec{scheme: "http", host: "example.com", port: "81"}, false},
+		{"trailing slash", "example.com/", hostSpec{host: "example.com"}, false},
+		{"idn", "café.test", hostSpec{host: "xn--caf-dma.test"}, false},
+		{"ipv6", "[::1]:8080", hostSpec{host: "::1", port: "8080"}, false},
+		{"empty", "", hostSpec{}, true},
+		{"path", "example.com/a", hostSpec{}, true},
+		{"query", "example.com?x", hostSpec{}, true},
+		{"userinfo", "user@example.com", hostSpec{}, true},
+		{"ftp", "ftp://example.com", hostSpec{}, true},
+		{"port zero", "example.com:0", hostSpec{}, true},
+		{"port too big", "example.com:70000", hostSpec{}, true},
+		{"empty port", "example.com:", hostSpec{}, true},
+		{"space inside", "exa mple.com", hostSpec{}, true},
+		{"only scheme", "https://", hostSpec{}, true},
+		{"too long", strings.Repeat("a", 400) + ".test", hostSpec{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseHostSpec(tc.in, urlnorm.CrawlDefaults())
+			if (err != nil) != tc.err {
+				t.Fatalf("parseHostSpec(%q) error %v, want error %v", tc.in, err, tc.err)
+			}
+			if err == nil && got != tc.want {
+				t.Errorf("parseHostSpec(%q) = %+v, want %+v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseDuplicateHosts(t *testing.T) {
+	tests := []struct {
+		name    string
+		entries []string
+		err     string // substring; "" means valid
+	}{
+		{"none", nil, ""},
+		{"aliases", []string{"www.a.test=a.test", "mirror.a.test=https://a.test", "a.test:8080=a.test"}, ""},
+		{"pin", []string{"a.test=a.test"}, ""},
+		{"chain", []string{"x.test=y.test", "y.test=z.test"}, ""},
+		{"no equals", []string{"www.a.test"}, "ALIAS=CANONICAL"},
+		{"scheme in alias", []string{"https://www.a.test=a.test"}, "no scheme"},
+		{"default port in alias", []string{"www.a.test:443=a.test"}, "default port"},
+		{"bad canonical", []string{"www.a.test=a.test/path"}, "canonical"},
+		{"alias twice", []string{"www.a.test=a.test", "WWW.A.TEST=b.test"}, "twice"},
+		{"loop a b a", []string{"a.test=b.test", "b.test=a.test"}, "loop"},
+		{"loop of three", []string{"a.test=b.test", "b.test=c.test", "c.test=a.test"}, "loop"},
+		{"too many", make([]string, maxDuplicateHosts+1), "at most"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseDuplicateHosts(tc.entries)
+			if tc.err == "" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want one containing %q", err, tc.err)
+			}
+			// Config.Validate reports it too.
+			if verr := (Config{DuplicateHosts: tc.entries}).Validate(); verr == nil {
+				t.Error("Config.Validate accepted it")
+			}
+		})
+	}
+}
+
+// testHostMap builds a host map from operator entries and robots rules
+// "scheme://authority>target-url" with source robots-host.
+func testHostMap(t *testing.T, ops []string, learned []string) *hostMap {
+	t.Helper()
+	rules, err := parseDuplicateHosts(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newHostMap(urlnorm.CrawlDefaults(), 100)
+	for _, r := range rules {
+		m.addOperator(r)
+	}
+	for _, l := range learned {
+		from, to, _ := strings.Cut(l, ">")
+		o, _ := url.Parse(from)
+		tu, _ := url.Parse(to)
+		if _, err := m.setLearned(o.Scheme, o.Host, &hostRule{to: hostSpec{scheme: tu.Scheme, host: tu.Hostname(), port: tu.Port()}, source: sourceHost}); err != nil {
+			t.Fatalf("setLearned(%s): %v", l, err)
+		}
+	}
+	return m
+}
+
+func TestHostMapResolve(t *testing.T) {
+	tests := []struct {
+		name    string
+		ops     []string
+		learned []string
+		in      string
+		want    string // "" means not moved
+		source  string
+	}{
+		{"no rules", nil, nil, "http://www.a.test/x", "", ""},
+		{"operator alias keeps path, query, scheme", []string{"www.a.test=a.test"}, nil,
+			"https://www.a.test/p/q?x=1", "https://a.test/p/q?x=1", sourceOperator},
+		{"operator alias keeps the port", []string{"www.a.test=a.test"}, nil,
+			"http://www.a.test:8080/", "http://a.test:8080/", sourceOperator},
+		{"operator alias with port matches that port only", []string{"www.a.test:8080=a.test"}, nil,
+			"http://www.a.test/", "", ""},
+		{"operator alias with port", []string{"www.a.test:8080=a.test"}, nil,
+			"http://www.a.test:8080/", "http://a.test:8080/", sourceOperator},
+		{"operator canonical with scheme drops the port", []string{"www.a.test=https://a.test"}, nil,
+			"http://www.a.test:8080/x", "https://a.test/x", sourceOperator},
+		{"operator canonical with default port", []string{"www.a.test=https://a.test:443"}, nil,
+			"http://www.a.test/x", "https://a.test/x", sourceOperator},
+		{"other host untouched", []string{"www.a.test=a.test"}, nil, "http://b.test/", "", ""},
+		{"subdomain of alias untouched", []string{"a.test=b.test"}, nil, "http://x.a.test/", "", ""},
+		{"robots Host moves its origin", nil, []string{"http://www.a.test>http://a.test"},
+			"http://www.a.test/x", "http://a.test/x", sourceHost},
+		{"robots rule is per scheme", nil, []string{"http://www.a.test>http://a.test"},
+			"https://www.a.test/x", "", ""},
+		{"robots rule is per port", nil, []string{"http://www.a.test>http://a.test"},
+			"http://www.a.test:8080/x", "", ""},
+		{"robots Host to https", nil, []string{"http://www.a.test>https://a.test"},
+			"http://www.a.test/x", "https://a.test/x", sourceHost},
+		{"chain operator then robots", []string{"old.a.test=www.a.test"}, []string{"http://www.a.test>http://a.test"},
+			"http://old.a.test/x", "http://a.test/x", sourceOperator},
+		{"operator pin beats robots", []string{"www.a.test=www.a.test"}, []string{"http://www.a.test>http://a.test"},
+			"http://www.a.test/x", "", ""},
+		{"operator rule with port beats robots", []string{"www.a.test:8080=b.test"}, []string{"http://www.a.test:8080>http://a.test"},
+			"http://www.a.test:8080/x", "http://b.test:8080/x", sourceOperator},
+		{"ipv6 alias", []string{"[::1]=a.test"}, nil, "http://[::1]:8080/x", "http://a.test:8080/x", sourceOperator},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testHostMap(t, tc.ops, tc.learned)
+			u, err := urlnorm.Normalize(tc.in, urlnorm.CrawlDefaults())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, source, loop := m.resolve(u)
+			if loop {
+				t.Fatalf("loop reported")
+			}
+			gotS := ""
+			if got != nil {
+				gotS = got.String()
+			}
+			if gotS != tc.want || source != tc.source {
+				t.Errorf("resolve(%s) = %q (%s), want %q (%s)", tc.in, gotS, source, tc.want, tc.source)
+			}
+		})
+	}
+}
+
+// TestHostMapNoLoops: robots.txt files that name each other (a says b, b
+// says a) never make a rewrite loop: the rule closing the loop is
+// refused, and the map stays bounded.
+func TestHostMapNoLoops(t *testing.T) {
+	tests := []struct {
+		name    string
+		ops     []string
+		learned []string // applied in order; the last one must be refused
+	}{
+		{"a b a", nil, []string{"http://a.test>http://b.test", "http://b.test>http://a.test"}},
+		{"a b c a", nil, []string{"http://a.test>http://b.test", "http://b.test>http://c.test", "http://c.test>http://a.test"}},
+		{"operator a→b, robots b→a", []string{"a.test=b.test"}, []string{"http://b.test>http://a.test"}},
+		{"across schemes", nil, []string{"http://a.test>https://a.test", "https://a.test>http://a.test"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testHostMap(t, tc.ops, tc.learned[:len(tc.learned)-1])
+			last := tc.learned[len(tc.learned)-1]
+			from, to, _ := strings.Cut(last, ">")
+			o, _ := url.Parse(from)
+			tu, _ := url.Parse(to)
+			before := m.n.Load()
+			_, err := m.setLearned(o.Scheme, o.Host, &hostRule{to: hostSpec{scheme: tu.Scheme, host: tu.Hostname()}, source: sourceHost})
+			if !errors.Is(err, errHostLoop) {
+				t.Fatalf("setLearned(%s) = %v, want errHostLoop", last, err)
+			}
+			if m.n.Load() != before {
+				t.Errorf("refused rule left in the map: %d rules, had %d", m.n.Load(), before)
+			}
+			// Every origin still resolves without a loop.
+			for _, l := range tc.learned {
+				from, _, _ := strings.Cut(l, ">")
+				u, _ := url.Parse(from + "/x")
+				if _, _, loop := m.resolve(u); loop {
+					t.Errorf("%s loops", from)
+				}
+			}
+		})
+	}
+}
+
+func TestHostMapBound(t *testing.T) {
+	m := newHostMap(urlnorm.CrawlDefaults(), 3)
+	for i := range 5 {
+		_, err := m.setLearned("http", fmt.Sprintf("www.s%d.test", i), &hostRule{to: hostSpec{scheme: "http", host: fmt.Sprintf("s%d.test", i)}, source: sourceHost})
+		if want := i >= 3; errors.Is(err, errHostMapFull) != want {
+			t.Errorf("rule %d: error %v, want full %v", i, err, want)
+		}
+	}
+	// Replacing and removing a rule is always possible.
+	if changed, err := m.setLearned("http", "www.s0.test", &hostRule{to: hostSpec{scheme: "http", host: "other.test"}, source: sourceHost}); err != nil || !changed {
+		t.Errorf("replace: changed %v err %v", changed, err)
+	}
+	if changed, err := m.setLearned("http", "www.s1.test", nil); err != nil || !changed {
+		t.Errorf("remove: changed %v err %v", changed, err)
+	}
+	if _, err := m.setLearned("http", "www.s4.test", &hostRule{to: hostSpec{scheme: "http", host: "s4.test"}, source: sourceHost}); err != nil {
+		t.Errorf("after a removal a rule fits again: %v", err)
+	}
+	if n := m.learned.Load(); n != 3 {
+		t.Errorf("%d rules learned, want 3", n)
+	}
+}
+
+// openTestCrawler opens a crawler's state in dir (no crawl is run).
+func openTestCrawler(t *testing.T, cfg Config) *Crawler {
+	t.Helper()
+	c, err := New(cfg, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.open(context.Background()); err != nil {
+		c.close()
+		t.Fatal(err)
+	}
+	c.acks = make(chan *ack, 100)
+	return c
+}
+
+func normURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := urlnorm.Normalize(s, urlnorm.CrawlDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestLearnHostRules reads robots.txt files as firstContact does and
+// checks which origins are moved where, with the scope rules of
+// hostmap.go.
+func TestLearnHostRules(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    Config
+		seeds  []string
+		origin string
+		robots string
+		url    string // a URL to resolve afterwards
+		want   string // "" means not moved
+	}{
+		{"Host to the bare domain joins the seed hosts", Config{}, []string{"www.a.test"}, "http://www.a.test",
+			"User-agent: *\nDisallow:\nHost: a.test\n", "http://www.a.test/p", "http://a.test/p"},
+		{"Host naming itself", Config{}, []string{"a.test"}, "http://a.test",
+			"User-agent: *\nHost: a.test\n", "http://a.test/p", ""},
+		{"Host with https", Config{}, []string{"www.a.test"}, "http://www.a.test",
+			"Host: https://a.test\n", "http://www.a.test/p", "https://a.test/p"},
+		{"Host in another domain, out of scope", Config{}, []string{"a.test"}, "http://a.test",
+			"Host: b.test\n", "http://a.test/p", ""},
+		{"Host in another domain, in scope", Config{}, []string{"a.test", "b.test"}, "http://a.test",
+			"Host: b.test\n", "http://a.test/p", "http://b.test/p"},
+		{"Host in scope by domains mode", Config{Scope: Scope{Mode: ScopeDomains, Domains: []string{".test"}}}, nil, "http://a.test",
+			"Host: b.test\n", "http://a.test/p", "http://b.test/p"},
+		{"Host excluded by a pattern", Config{Scope: Scope{Exclude: []string{`^http://a\.test/`}}}, []string{"www.a.test"}, "http://www.a.test",
+			"Host: a.test\n", "http://www.a.test/p", ""},
+		{"robots-host off", Config{RobotsHost: new(bool)}, []string{"www.a.test"}, "http://www.a.test",
+			"Host: a.test\n", "http://www.a.test/p", ""},
+		{"bad Host value", Config{}, []string{"www.a.test"}, "http://www.a.test",
+			"Host: a.test/path\n", "http://www.a.test/p", ""},
+		{"Mirror-site moves the declaring site", Config{}, []string{"a.test", "m.test"}, "http://a.test",
+			"Robot-version: 3.0\nUser-agent: *\nDisallow: /private\nMirror-site: m.test\n", "http://a.test/p", "http://m.test/p"},
+		{"first mirror in scope", Config{}, []string{"a.test", "m2.test"}, "http://a.test",
+			"Robot-version: 3.0\nUser-agent: *\nDisallow: /private\nMirror-site: m1.test\nMirror-site: m2.test\n", "http://a.test/p", "http://m2.test/p"},
+		{"mirror out of scope", Config{}, []string{"a.test"}, "http://a.test",
+			"Robot-version: 3.0\nUser-agent: *\nDisallow: /private\nMirror-site: m.test\n", "http://a.test/p", ""},
+		{"mirror-sites off", Config{MirrorSites: new(bool)}, []string{"a.test", "m.test"}, "http://a.test",
+			"Robot-version: 3.0\nUser-agent: *\nDisallow: /private\nMirror-site: m.test\n", "http://a.test/p", ""},
+		{"Host wins over Mirror-site", Config{}, []string{"www.a.test", "m.test"}, "http://www.a.test",
+			"Robot-version: 3.0\nUser-agent: *\nDisallow: /private\nMirror-site: m.test\nHost: a.test\n", "http://www.a.test/p", "http://a.test/p"},
+		{"a mirror cannot take another site's URLs", Config{}, []string{"evil.test", "victim.test"}, "http://evil.test",
+			"Robot-version: 3.0\nUser-agent: *\nDisallow: /private\nMirror-site: victim.test\n", "http://victim.test/p", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.DataDir = t.TempDir()
+			c := openTestCrawler(t, cfg)
+			defer c.close()
+			for _, s := range tc.seeds {
+				c.scope.addSeedHost(s)
+			}
+			o := normURL(t, tc.origin+"/")
+			f := robots.Parse([]byte(tc.robots))
+			c.learnHostRules(o, f, f.Group(c.agent))
+			got, from := c.moveHost(normURL(t, tc.url))
+			gotS := ""
+			if from != "" {
+				gotS = got.String()
+				if !c.scope.inScope(got) {
+					t.Errorf("moved to %s, out of scope", gotS)
+				}
+			}
+			if gotS != tc.want {
+				t.Errorf("%s moved to %q, want %q", tc.url, gotS, tc.want)
+			}
+		})
+	}
+}
+
+// TestHostRulesPersist: a rule learned from robots.txt survives a
+// restart; a later robots.txt without the directive removes it.
+func TestHostRulesPersist(t *testing.T) {
+	dir := t.TempDir()
+	c := openTestCrawler(t, Config{DataDir: dir})
+	c.scope.addSeedHost("www.a.test")
+	o := normURL(t, "http://www.a.test/")
+	f := robots.Parse([]byte("Host: a.test\n"))
+	c.learnHostRules(o, f, f.Group(c.agent))
+	if err := c.close(); err != nil {
+		t.Fatal(err)
+	}
+
+	c = openTestCrawler(t, Config{DataDir: dir})
+	u := normURL(t, "http://www.a.test/x")
+	if got, from := c.moveHost(u); from == "" || got.String() != "http://a.test/x" {
+		t.Fatalf("after reopening, %s moved to %v (from %q)", u, got, from)
+	}
+	if !c.scope.inScope(normURL(t, "http://a.test/")) {
+		t.Error("the Host target is no seed host after reopening")
+	}
+	f = robots.Parse([]byte("User-agent: *\nDisallow: /private\n"))
+	c.learnHostRules(o, f, f.Group(c.agent))
+	if err := c.close(); err != nil {
+		t.Fatal(err)
+	}
+	c = openTestCrawler(t, Config{DataDir: dir})
+	defer c.close()
+	if _, from := c.moveHost(u); from != "" {
+		t.Error("a rule robots.txt dropped came back after reopening")
+	}
+}
+
+// TestOutlinksRewritten: links are rewritten before the scope, trap and
+// seen checks, and say where they came from.
+func TestOutlinksRewritten(t *testing.T) {
+	c := openTestCrawler(t, Config{DataDir: t.TempDir(), DuplicateHosts: []string{"www.a.test=a.test", "alias.test=out.test"}})
+	defer c.close()
+	c.scope.addSeedHost("a.test")
+	c.scope.addSeedHost("alias.test")
+	src := normURL(t, "http://a.test/")
+	l := frontier.Lease{URLInfo: frontier.URLInfo{URL: src.String(), Key: "a.test", Metadata: map[string][]string{mdPath: {""}}}}
+	var links []extract.Link
+	for _, s := range []string{"http://www.a.test/one", "http://a.test/two", "http://alias.test/three", "http://www.a.test/two"} {
+		u := normURL(t, s)
+		links = append(links, extract.Link{URL: u, Abs: u.String(), Hop: extract.HopLink})
+	}
+	items := c.outlinks(l, src, links, false)
+	got := map[string]string{}
+	for _, it := range items {
+		got[it.Info.URL] = md1(it.Info.Metadata, mdMoved)
+		if it.Info.Key != "a.test" {
+			t.Errorf("%s queued under %q, want a.test", it.Info.URL, it.Info.Key)
+		}
+	}
+	want := map[string]string{"http://a.test/one": "www.a.test", "http://a.test/two": ""}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("outlinks %v, want %v (alias.test moves out of scope: dropped)", got, want)
+	}
+	if n := c.hostRewrites(); n != 3 {
+		t.Errorf("%d rewrites counted, want 3", n)
+	}
+}
+
+// TestMoveLeased: a URL queued under a host before its rule was known is
+// completed without a fetch and its rewritten URL queued in its place.
+func TestMoveLeased(t *testing.T) {
+	c := openTestCrawler(t, Config{DataDir: t.TempDir(), DuplicateHosts: []string{"www.a.test=a.test"}})
+	defer c.close()
+	c.scope.addSeedHost("a.test")
+	tests := []struct {
+		name  string
+		url   string
+		moved bool
+		want  string
+	}{
+		{"moved", "http://www.a.test/x?y=1", true, "http://a.test/x?y=1"},
+		{"stays", "http://a.test/x", false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u := normURL(t, tc.url)
+			l := frontier.Lease{URLInfo: frontier.URLInfo{URL: u.String(), Key: u.Hostname(), Depth: 2, Priority: 1,
+				Metadata: map[string][]string{mdPath: {"LL"}, mdVia: {"http://a.test/"}, mdTry: {"1"}}}}
+			if got := c.moveLeased(7, l, u, nil); got != tc.moved {
+				t.Fatalf("moveLeased = %v, want %v", got, tc.moved)
+			}
+			if !tc.moved {
+				return
+			}
+			a := <-c.acks
+			if !a.done || a.entry.Status != -5002 || len(a.items) != 1 {
+				t.Fatalf("ack done %v status %d items %d", a.done, a.entry.Status, len(a.items))
+			}
+			if ann := strings.Join(a.entry.Annotations, ","); ann != annotationMovedTo+"a.test" {
+				t.Errorf("annotations %q", ann)
+			}
+			it := a.items[0].Info
+			if it.URL != tc.want || it.Key != "a.test" || it.Depth != 2 || it.Priority != 1 {
+				t.Errorf("queued %+v, want %s under a.test, depth and priority kept", it, tc.want)
+			}
+			if md1(it.Metadata, mdMoved) != "www.a.test" || md1(it.Metadata, mdTry) != "" || md1(it.Metadata, mdPath) != "LL" {
+				t.Errorf("metadata %v", it.Metadata)
+			}
+			if md1(l.Metadata, mdMoved) != "" {
+				t.Error("the lease's metadata was changed")
+			}
+		})
+	}
+}
+
+// TestNearIndexResume: the crawl's near-duplicate index is in its store:
+// hashes added before a restart are found after it.
+func TestNearIndexResume(t *testing.T) {
+	dir := t.TempDir()
+	c := openTestCrawler(t, Config{DataDir: dir})
+	hashes := []uint64{0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321, 0xffff_0000_ffff_0000}
+	for _, h := range hashes {
+		if _, _, near := c.near.Check("neardup.test", h); near {
+			t.Fatalf("%x near before it was added", h)
+		}
+	}
+	if err := c.close(); err != nil {
+		t.Fatal(err)
+	}
+	c = openTestCrawler(t, Config{DataDir: dir})
+	defer c.close()
+	for _, h := range hashes {
+		if _, d, ok := c.near.Check("neardup.test", h^0b11); !ok || d != 2 {
+			t.Errorf("%x: near = %v dist %d after resume, want distance 2", h, ok, d)
+		}
+	}
+	if _, _, ok := c.near.Check("other.test", hashes[0]); ok {
+		t.Error("hash of one site found in another")
+	}
+}
+
+func FuzzParseHostSpec(f *testing.F) {
+	for _, s := range []string{"example.com", "https://example.com:443/", "[::1]:80", "café.test", "a.test=b.test", "http://", "x:99999", "a@b", ""} {
+		f.Add(s)
+	}
+	norm := urlnorm.CrawlDefaults()
+	f.Fuzz(func(t *testing.T, s string) {
+		spec, err := parseHostSpec(s, norm)
+		if err != nil {
+			return
+		}
+		if spec.host == "" {
+			t.Fatalf("%q: empty host accepted", s)
+		}
+		// What it accepts makes a URL that normalizes to the same host.
+		u, err := urlnorm.Normalize("http://"+joinHost(spec.host, spec.port)+"/", norm)
+		if err != nil {
+			t.Fatalf("%q → %+v: %v", s, spec, err)
+		}
+		if u.Hostname() != spec.host {
+			t.Fatalf("%q → host %q, renormalized %q", s, spec.host, u.Hostname())
+		}
+		// And parsing the duplicate-hosts form never panics.
+		_, _ = parseDuplicateHosts([]string{s + "=" + s, "x." + s + "=" + s})
+	})
+}
+
+// TestCrawlHostRewrites crawls a small web on loopback where
+// www.a.test's robots.txt names a.test as its Host, orig.test (REGP)
+// names mirror.test as its Mirror-site, and the operator maps alias.test
+// to a.test: the moved hosts see no request but for robots.txt (alias.test
+// not even that), their pages are fetched on the target hosts, and every
+// move is in the summary and the crawl log.
+func TestCrawlHostRewrites(t *testing.T) {
+	robotsOf := map[string]string{
+		"www.a.test":  "User-agent: *\nDisallow:\nHost: a.test\n",
+		"orig.test":   "Robot-version: 3.0\nUser-agent: *\nDisallow: /private\nMirror-site: mirror.test\n",
+		"a.test":      "User-agent: *\nDisallow:\n",
+		"mirror.test": "User-agent: *\nDisallow:\n",
+		"alias.test":  "User-agent: *\nDisallow:\n",
+	}
+	pages := map[string]string{
+		"/":   `<a href="/p1">one</a> <a href="http://www.a.test/p3">three</a> <a href="http://alias.test/p4">four</a>`,
+		"/p1": `page one <a href="/">home</a>`,
+		"/p3": `page three`,
+		"/p4": `page four`,
+		"/o1": `page o1 <a href="/o2">o2</a>`,
+		"/o2": `page o2`,
+	}
+	var mu sync.Mutex
+	requests := map[string][]string{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hh, _, err := net.SplitHostPort(host); err == nil {
+			host = hh
+		}
+		mu.Lock()
+		requests[host] = append(requests[host], r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, robotsOf[host])
+			return
+		}
+		body, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<html><body><p>%s on %s, text of its own: %s</p></body></html>", body, host, r.URL.Path)
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	res, err := resolve.New([]string{"*.test=" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c, err := New(Config{DataDir: dir, Delay: 20 * time.Millisecond, Workers: 4, MaxDuration: 60 * time.Second,
+		DuplicateHosts: []string{"alias.test=a.test"}}, Options{Logger: testLogger(t), Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sum, err := c.Run(ctx, []string{"http://www.a.test/", "http://orig.test/o1", "http://mirror.test/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Finished {
+		t.Fatalf("crawl did not finish: %+v", sum)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("requests: %v", requests)
+	if testing.Verbose() {
+		if b, err := os.ReadFile(sum.CrawlLog); err == nil {
+			t.Logf("crawl.log:\n%s", b)
+		}
+	}
+	for _, host := range []string{"www.a.test", "orig.test"} {
+		if got := strings.Join(requests[host], " "); got != "/robots.txt" {
+			t.Errorf("%s got requests %q, want only /robots.txt", host, got)
+		}
+	}
+	if got := requests["alias.test"]; len(got) != 0 {
+		t.Errorf("alias.test got requests %q, want none", got)
+	}
+	has := func(host, path string) bool {
+		for _, p := range requests[host] {
+			if p == path {
+				return true
+			}
+		}
+		return false
+	}
+	for _, want := range []struct{ host, path string }{
+		{"a.test", "/"}, {"a.test", "/p1"}, {"a.test", "/p3"}, {"a.test", "/p4"},
+		{"mirror.test", "/o1"}, {"mirror.test", "/o2"},
+	} {
+		if !has(want.host, want.path) {
+			t.Errorf("%s%s not fetched", want.host, want.path)
+		}
+	}
+	if sum.HostRewrites < 3 {
+		t.Errorf("summary counts %d host rewrites, want at least 3", sum.HostRewrites)
+	}
+	log, err := os.ReadFile(sum.CrawlLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"host-rewrite:to=a.test", "host-rewrite:to=mirror.test", "host-rewrite:from=www.a.test", "host-rewrite:from=alias.test", "host-rewrite:from=orig.test"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("crawl.log has no %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestHostMapConfigFile: the keys decode from YAML (a list, since host
+// names hold the dots that separate config keys).
+func TestHostMapConfigFile(t *testing.T) {
+	var file struct {
+		Crawl Config `yaml:"crawl"`
+	}
+	if err := config.Load(filepath.Join("testdata", "hostmap.yaml"), &file); err != nil {
+		t.Fatal(err)
+	}
+	cfg := file.Crawl
+	if got := strings.Join(cfg.DuplicateHosts, " "); got != "www.example.org=example.org old.example.org=https://example.org" {
+		t.Errorf("duplicate-hosts %q", got)
+	}
+	if boolOr(cfg.RobotsHost, true) || !boolOr(cfg.MirrorSites, false) || cfg.MaxHostRewrites != 500 {
+		t.Errorf("robots-host %v mirror-sites %v max-host-rewrites %d", cfg.RobotsHost, cfg.MirrorSites, cfg.MaxHostRewrites)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
+	}
+	if d := (Config{}).withDefaults(); d.MaxHostRewrites != defaultMaxHostRewrites {
+		t.Errorf("default max-host-rewrites %d", d.MaxHostRewrites)
+	}
+}
