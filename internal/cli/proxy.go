@@ -447,19 +447,22 @@ func cacheOptions(fc proxyFile) httpcache.Options {
 func applyProxyFile(ctx context.Context, old, nf proxyFile, gate *politeness.Gate, px *proxy.Proxy, svc *service.Service) error {
 	nc := gateConfig(nf)
 	gate.SetConfigDelays(nc.Delays)
+	// A popularity list that fails to load keeps the one in force; the
+	// rest of the file still applies.
+	var errs []error
+	errs = append(errs, gate.SetConfigPopularity(nc.Popularity), gate.SetConfigBandwidth(nc.Bandwidth))
 	if oc := gateConfig(old); oc.DefaultDelay != nc.DefaultDelay {
 		d := max(nc.DefaultDelay, 0)
 		if nc.DefaultDelay == 0 {
 			d = time.Second
 		}
-		if err := gate.SetConfigDefaultDelay(d); err != nil {
-			return err
-		}
+		errs = append(errs, gate.SetConfigDefaultDelay(d))
 	}
 	if nf.Admin.Token != "" && nf.Admin.Token != old.Admin.Token {
 		svc.SetAdminToken(nf.Admin.Token)
 	}
-	return px.SetConfig(nf.Proxy)
+	errs = append(errs, px.SetConfig(nf.Proxy))
+	return errors.Join(errs...)
 }
 
 // adminToken returns the configured token, or the one kept in

@@ -525,6 +525,59 @@ func TestConfigReload(t *testing.T) {
 	}
 }
 
+// TestPopularityReload: a popularity list added to the config file while
+// the proxy runs scales the default delay of a listed domain (seed 000 work
+// package 8), and GET /admin/delays/{key} says why.
+func TestPopularityReload(t *testing.T) {
+	w := startWeb(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "courtesy.yaml")
+	list := filepath.Join(dir, "top.csv")
+	if err := os.WriteFile(list, []byte("1,site-0005.test\n2,example.org\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(s string) {
+		if err := os.WriteFile(cfg, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("politeness:\n  default-domain:\n    domain: default\n    delay: 2000\n")
+	p := startProxy(t, w, "--config", cfg)
+	tok := p.token(t)
+	get := func() map[string]any {
+		req, _ := http.NewRequest("GET", "http://"+p.addr+"/admin/delays/site-0005.test", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("admin delay: %d %v", resp.StatusCode, err)
+		}
+		return m
+	}
+	if m := get(); m["effective"] != float64(2000) || m["popularity"] != nil {
+		t.Fatalf("before the list: %v", m)
+	}
+	write("politeness:\n  default-domain:\n    domain: default\n    delay: 2000\n  popularity:\n    list: " + list +
+		"\n    tiers:\n      - {top: 10, factor: 0.25}\n")
+	deadline := time.Now().Add(10 * time.Second)
+	m := get()
+	for m["effective"] != float64(500) {
+		if time.Now().After(deadline) {
+			t.Fatalf("popularity not applied on reload: %v\n%s", m, p.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+		m = get()
+	}
+	pop, _ := m["popularity"].(map[string]any)
+	if pop["rank"] != float64(1) || pop["factor"] != 0.25 || m["default"] != float64(2000) {
+		t.Errorf("breakdown %v", m)
+	}
+}
+
 // TestProxyConfigFile: the full file of docs/configuration.md loads, and
 // Listing 9's millisecond delays become the gate's delays.
 func TestProxyConfigFile(t *testing.T) {

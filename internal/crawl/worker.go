@@ -148,7 +148,7 @@ func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 	c.hostsMu.Unlock()
 	out := politeness.Outcome{Err: ferr}
 	if res != nil {
-		out.Status, out.Duration = res.Status, res.Duration
+		out.Status, out.Duration, out.Bytes = res.Status, res.Duration, int64(len(res.RawBody))
 		out.RetryAfter = politeness.RetryAfter(res.Header, time.Now())
 	}
 	_ = permit.Done(out)

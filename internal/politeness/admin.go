@@ -30,7 +30,8 @@ func (g *Gate) delays(ctx context.Context, key string, view *robotsView, now tim
 		if err != nil {
 			return d, err
 		}
-		d.Configured = def
+		d.Default = def
+		d.Configured, d.Popularity, d.Bandwidth = g.scale(key, def, now)
 	}
 	if view != nil && !view.blocked {
 		if cd, ok := view.group.CrawlDelay(); ok {
@@ -184,11 +185,17 @@ type DelayInfo struct {
 	Robots time.Duration `json:"robots"`
 	// Current is the delay in force without adaptive delay and backoff
 	// (Status has those): Manual when Override, else the largest of
-	// Manual (or the default) and Robots.
+	// Manual (or the default scaled by popularity and bandwidth) and
+	// Robots.
 	Current time.Duration `json:"current"`
 	// Updated is when the stored entry was last written (zero for file
 	// entries).
 	Updated time.Time `json:"updated"`
+	// Popularity and Bandwidth are the popularity tier and bandwidth class
+	// that scaled the default delay in Current; nil when none did (or
+	// HasManual).
+	Popularity *PopularityInfo `json:"popularity,omitempty"`
+	Bandwidth  *BandwidthInfo  `json:"bandwidth,omitempty"`
 }
 
 // ListDelays lists keys with a manual or robots delay, in key order, after
@@ -231,8 +238,20 @@ func (g *Gate) ListDelays(ctx context.Context, after string, limit int) ([]Delay
 	}
 	g.mu.Unlock()
 	out := make([]DelayInfo, 0, len(byKey))
+	now := g.now()
 	for _, info := range byKey {
 		base := def
+		if !info.HasManual {
+			var pi PopularityInfo
+			var bi BandwidthInfo
+			base, pi, bi = g.scale(info.Key, def, now)
+			if pi.Rank > 0 {
+				info.Popularity = &pi
+			}
+			if bi.Class != "" {
+				info.Bandwidth = &bi
+			}
+		}
 		if info.HasManual {
 			base = info.Manual
 		}

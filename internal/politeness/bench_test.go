@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,4 +104,44 @@ func BenchmarkTryDone10kKeysParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkTryDoneScaled is TryDone over 1,000 keys with popularity tiers
+// (a 10,000-domain list) and bandwidth classes on: the cost of the
+// lookups on every ask and of the rate sample on every Done.
+func BenchmarkTryDoneScaled(b *testing.B) {
+	const n = 1000
+	rs := politeness.NewMemoryRobotsStore()
+	urls := make([]*url.URL, n)
+	now := time.Now()
+	var list strings.Builder
+	for i := range 10 * n {
+		fmt.Fprintf(&list, "%d,h%05d.example\n", i+1, i)
+	}
+	file := filepath.Join(b.TempDir(), "top.csv")
+	if err := os.WriteFile(file, []byte(list.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for i := range urls {
+		origin := fmt.Sprintf("http://www.h%05d.example", i*7)
+		seedRobots(b, rs, origin, "User-agent: *\nDisallow: /private\n", now)
+		urls[i] = mustURL(b, origin+"/page?id=1")
+	}
+	cfg := politeness.Config{DefaultDelay: -1, Robots: politeness.RobotsConfig{MaxCached: n},
+		Popularity: politeness.PopularityConfig{List: file, Tiers: []politeness.PopularityTier{{Top: 100, Factor: 0.25}, {Top: 5000, Factor: 0.5}}},
+		Bandwidth:  politeness.BandwidthConfig{Classes: []politeness.BandwidthClass{{Name: "slow", Factor: 2}, {Name: "fast", MinBytesPerSecond: 1 << 20, Factor: 0.5}}, MinBytes: 1}}
+	g := newGate(b, cfg, politeness.Backend{Robots: rs})
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		p, d, err := g.Try(ctx, urls[i%len(urls)])
+		if err != nil || p == nil {
+			b.Fatalf("Try: %+v, %v", d, err)
+		}
+		if err := p.Done(politeness.Outcome{Status: 200, Duration: time.Millisecond, Bytes: 4096}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }

@@ -47,6 +47,14 @@ type Config struct {
 	AdaptiveFactor float64 `yaml:"adaptive-factor"`
 	// MaxAdaptiveDelay caps the adaptive delay. Default 1m.
 	MaxAdaptiveDelay time.Duration `yaml:"max-adaptive-delay"`
+	// Popularity scales the default delay of popular domains (seed 000
+	// §4.5; popularity.go has the rules). Off by default. New reads the
+	// list file; Gate.SetConfigPopularity reloads it.
+	Popularity PopularityConfig `yaml:"popularity"`
+	// Bandwidth scales the default delay by the measured download rate
+	// of a key (seed 000 §4.5; bandwidth.go). Off by default.
+	// Gate.SetConfigBandwidth replaces it.
+	Bandwidth BandwidthConfig `yaml:"bandwidth"`
 	// BackoffBase is the first backoff after a 429/503 without
 	// Retry-After; it doubles with each further one. Default 5s.
 	BackoffBase time.Duration `yaml:"backoff-base"`
@@ -224,6 +232,12 @@ func (c Config) Validate() error {
 	}
 	if c.Robots.MaxCached < 0 {
 		bad("robots.max-cached must not be negative, got %d", c.Robots.MaxCached)
+	}
+	if err := c.Popularity.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Bandwidth.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	for i, r := range c.Delays {
 		if r.Key == "" {

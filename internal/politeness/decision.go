@@ -77,8 +77,22 @@ func (d Decision) RetryAfterMillis() int64 {
 // Delays is the breakdown of a key's effective delay (seed 000 §5.6 keeps
 // the manual, robots and current delays apart).
 type Delays struct {
-	// Configured is the manual delay of the key, else the default delay.
+	// Configured is the manual delay of the key, else the default delay
+	// scaled by the key's popularity tier and bandwidth class (Default,
+	// Popularity and Bandwidth say how).
 	Configured time.Duration
+	// Default is the default delay in force before scaling; 0 when
+	// Manual.
+	Default time.Duration
+	// Popularity is the popularity tier that scaled the default delay
+	// (Config.Popularity); zero when none did (manual delay, no list, or
+	// a domain in no tier).
+	Popularity PopularityInfo
+	// Bandwidth is the key's measured download rate and the class that
+	// scaled the default delay (Config.Bandwidth); Class is "" when none
+	// did, and the whole is zero when the key has no sample or the
+	// classes are off.
+	Bandwidth BandwidthInfo
 	// Manual is true when Configured comes from SetDelay or the config
 	// file rather than the default.
 	Manual bool
@@ -123,6 +137,10 @@ type Outcome struct {
 	// RetryAfter is the server's Retry-After (see RetryAfter), 0 when
 	// absent. Honoured for 429 and 503, capped at Config.MaxRetryAfter.
 	RetryAfter time.Duration
+	// Bytes is the size of the response body received, in bytes; with
+	// Duration it gives the download rate of bandwidth classes
+	// (Config.Bandwidth). 0 means unknown: no sample is taken.
+	Bytes int64
 }
 
 // RetryAfter parses the Retry-After header of h (RFC 9110 §10.2.3: either

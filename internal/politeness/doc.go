@@ -46,7 +46,10 @@
 //     §4.2, never more than one connection per host);
 //   - the next fetch starts no sooner than the END of the previous one plus
 //     the effective delay, the largest of: the configured delay (the key's
-//     manual delay, else the default, 1 s as seed 000 §4.2), robots
+//     manual delay, else the default, 1 s as seed 000 §4.2, scaled by the
+//     key's popularity tier and bandwidth class: Config.Popularity and
+//     Config.Bandwidth, seed 000 §4.5, off by default, never below a
+//     floor; popularity.go and bandwidth.go have the rules), robots
 //     Crawl-delay (capped at Config.MaxCrawlDelay, default 30 s), the
 //     interval of robots Request-rate, the adaptive delay
 //     (Config.AdaptiveFactor × the last fetch's duration, Najork/Heydon;

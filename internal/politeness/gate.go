@@ -30,6 +30,13 @@ type Gate struct {
 	now    func() time.Time
 	sf     singleflight.Group
 
+	// pop and bw are the popularity tiers and bandwidth classes in force
+	// (nil: off), swapped when the config file changes; meter holds this
+	// process's download rates per key (bandwidth.go).
+	pop   atomic.Pointer[loadedPopularity]
+	bw    atomic.Pointer[BandwidthConfig]
+	meter *bandwidthMeter
+
 	// mu guards the in-process caches and waiter list below.
 	mu struct {
 		sync.Mutex
@@ -65,7 +72,8 @@ const maxCachedDelays = 100_000
 const releaseTimeout = 10 * time.Second
 
 // New returns a Gate. cfg's zero fields take their defaults; nil Backend
-// fields get memory implementations. New does no I/O.
+// fields get memory implementations. New does no network I/O; it reads
+// the popularity list file when cfg.Popularity.List is set.
 func New(cfg Config, b Backend) (*Gate, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -93,6 +101,13 @@ func New(cfg Config, b Backend) (*Gate, error) {
 	g.mu.delays = make(map[string]cachedDelay)
 	g.mu.waiters = make(map[string]*waiter)
 	g.SetConfigDelays(cfg.Delays)
+	g.meter = newBandwidthMeter()
+	if err := g.SetConfigBandwidth(cfg.Bandwidth); err != nil {
+		return nil, err
+	}
+	if err := g.SetConfigPopularity(cfg.Popularity); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -378,6 +393,7 @@ func (p *Permit) Done(o Outcome) error {
 		dur = g.now().Sub(p.granted)
 	}
 	req := ReleaseRequest{LeaseID: p.id, Used: true, BackoffBase: g.cfg.BackoffBase, BackoffMax: g.cfg.BackoffMax}
+	g.observeBandwidth(p.key, o, dur)
 	if g.cfg.AdaptiveFactor > 0 && dur > 0 {
 		req.Adaptive = min(time.Duration(float64(dur)*g.cfg.AdaptiveFactor), g.cfg.MaxAdaptiveDelay)
 	}

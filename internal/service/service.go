@@ -446,10 +446,15 @@ type delayJSON struct {
 	Override bool   `json:"override"`          // manual wins even over robots
 	FromFile bool   `json:"fromFile"`          // manual comes from the config file
 	Updated  string `json:"updated,omitempty"` // RFC 3339, when last stored
+	// Popularity and Bandwidth say how the default delay was scaled
+	// (seed 000 work packages 7-8); absent when it was not.
+	Popularity *politeness.PopularityInfo `json:"popularity,omitempty"`
+	Bandwidth  *politeness.BandwidthInfo  `json:"bandwidth,omitempty"`
 }
 
 func toDelayJSON(d politeness.DelayInfo) delayJSON {
-	j := delayJSON{Domain: d.Key, Delay: d.Current.Milliseconds(), Robots: d.Robots.Milliseconds(), Override: d.Override, FromFile: d.FromFile}
+	j := delayJSON{Domain: d.Key, Delay: d.Current.Milliseconds(), Robots: d.Robots.Milliseconds(), Override: d.Override, FromFile: d.FromFile,
+		Popularity: d.Popularity, Bandwidth: d.Bandwidth}
 	if d.HasManual {
 		m := d.Manual.Milliseconds()
 		j.Manual = &m
@@ -524,6 +529,9 @@ func (s *Service) getDelay(w http.ResponseWriter, r *http.Request) {
 		InFlight    int    `json:"inFlight"`
 		NextAllowed string `json:"nextAllowed"`
 		Backoff     int64  `json:"backoff"`
+		// Default is the default delay before popularity and bandwidth
+		// scaling (ms); absent for a manual delay.
+		Default int64 `json:"default,omitempty"`
 	}{
 		delayJSON: delayJSON{Domain: key, Delay: d.Effective.Milliseconds(), Robots: d.Robots.Milliseconds(), Override: d.Override},
 		Effective: d.Effective.Milliseconds(), Open: st.Open, InFlight: st.InFlight,
@@ -532,6 +540,16 @@ func (s *Service) getDelay(w http.ResponseWriter, r *http.Request) {
 	if d.Manual {
 		m := d.Configured.Milliseconds()
 		j.Manual = &m
+	} else {
+		j.Default = d.Default.Milliseconds()
+	}
+	if d.Popularity.Rank > 0 {
+		p := d.Popularity
+		j.Popularity = &p
+	}
+	if d.Bandwidth.Samples > 0 {
+		b := d.Bandwidth
+		j.Bandwidth = &b
 	}
 	writeJSON(w, http.StatusOK, j)
 }
