@@ -116,6 +116,9 @@ type Cache struct {
 		hotBytes int64
 		closed   bool   // Close was called: no more writes are queued
 		seq      uint64 // the last data record number given out
+		// reserved holds the primary keys a response is about to be
+		// stored for (Reserve), with what their lookups wait on.
+		reserved map[string]*reservation
 	}
 
 	hits, misses, stale, revalidated, stores, evictions atomic.Int64
@@ -148,10 +151,17 @@ type pendingPut struct {
 	v     *variant
 }
 
-// Bounds of the writer: queued operations, and operations per batch.
+// Bounds of the writer: queued operations, operations per batch, and how
+// long the writer gathers operations after the first of a batch when
+// nobody waits for it. Each commit costs a WAL write and wakes Pebble's
+// log writer; at one client a commit per store was a third of the
+// writes the proxy made. Gathering for writeDelay makes one commit of
+// many stores; the entries are served from the memory tier meanwhile
+// (those too big for it are waited for and committed at once).
 const (
 	writeQueue = 1024
 	writeBatch = 256
+	writeDelay = 5 * time.Millisecond
 )
 
 // variant is the index record of one stored entry.
@@ -178,6 +188,7 @@ func Open(db *kv.DB, opts Options) (*Cache, error) {
 	opts = opts.withDefaults()
 	c := &Cache{db: db.Pebble(), bucket: db.Bucket(opts.Prefix), prefix: []byte(opts.Prefix), opts: opts}
 	c.mu.groups = map[string][]*variant{}
+	c.mu.reserved = map[string]*reservation{}
 	var loaded []*variant
 	var corrupt [][]byte
 	err := c.bucket.Scan([]byte("m"), func(key, value []byte) error {
@@ -262,6 +273,11 @@ func (c *Cache) writer() {
 			}
 		}
 		apply(op)
+		if op.done == nil && len(c.writes) < writeBatch {
+			// Sleep, not select on c.writes: a writer parked on the
+			// channel would be woken by every store.
+			time.Sleep(writeDelay)
+		}
 	more:
 		for len(ops) < writeBatch {
 			select {
@@ -271,6 +287,9 @@ func (c *Cache) writer() {
 				}
 				apply(op)
 				ops = append(ops, op)
+				if op.done != nil {
+					break more // someone waits: commit now
+				}
 			default:
 				break more
 			}
@@ -346,8 +365,17 @@ func (c *Cache) Lookup(req *http.Request, now time.Time) Result {
 	c.mu.Lock()
 	v := c.selectLocked(pk, req.Header)
 	if v == nil {
+		r := c.mu.reserved[pk]
 		c.mu.Unlock()
-		return c.miss(reqCC)
+		if r == nil || !r.wait() {
+			return c.miss(reqCC)
+		}
+		// The reserved store is done: look again, once.
+		c.mu.Lock()
+		if v = c.selectLocked(pk, req.Header); v == nil {
+			c.mu.Unlock()
+			return c.miss(reqCC)
+		}
 	}
 	c.mu.lru.MoveToFront(v.elem)
 	e := v.entry
@@ -373,6 +401,64 @@ func (c *Cache) Lookup(req *http.Request, now time.Time) Result {
 		return Result{Action: a}
 	}
 	return Result{Action: a, Entry: e}
+}
+
+// reserveWait bounds how long a Lookup waits for a reserved store. The
+// store follows the reservation at once (CPU work only) unless the
+// reserving client is slow to take its response; past the bound the
+// lookup misses, as it would have without the reservation.
+const reserveWait = 250 * time.Millisecond
+
+// reservation is a store announced by Reserve: n reservers, and done,
+// closed when the last one released it.
+type reservation struct {
+	n    int
+	done chan struct{}
+}
+
+// wait waits for the reservation's release, at most reserveWait, and
+// reports whether it came.
+func (r *reservation) wait() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+	}
+	t := time.NewTimer(reserveWait)
+	defer t.Stop()
+	select {
+	case <-r.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// Reserve announces that a response to a GET of url is about to be
+// stored: until release is called, a Lookup of url that finds nothing
+// stored waits for the store (at most reserveWait) instead of missing.
+// The proxy reserves before it sends a response to its client and stores
+// after, so that the store is not part of the client's latency while a
+// client that asks again at once still hits the cache. release must be
+// called exactly once, whether or not the response was stored.
+func (c *Cache) Reserve(url string) (release func()) {
+	pk := PrimaryKey(http.MethodGet, url)
+	c.mu.Lock()
+	r := c.mu.reserved[pk]
+	if r == nil {
+		r = &reservation{done: make(chan struct{})}
+		c.mu.reserved[pk] = r
+	}
+	r.n++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if r.n--; r.n == 0 {
+			delete(c.mu.reserved, pk)
+			close(r.done)
+		}
+		c.mu.Unlock()
+	}
 }
 
 func (c *Cache) miss(reqCC Directives) Result {

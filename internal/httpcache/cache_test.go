@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/kv"
@@ -377,4 +378,66 @@ func BenchmarkStoreMiss(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A lookup of a reserved URL waits for the store instead of missing, and
+// misses once reserveWait has passed without it.
+func TestCacheReserve(t *testing.T) {
+	t.Parallel()
+	c, _ := openCache(t, Options{})
+	h := hdr("Cache-Control", "max-age=60", "Content-Type", "text/plain")
+	tests := []struct {
+		name     string
+		store    bool // store and release while the lookup waits
+		want     Action
+		wantWait time.Duration // fake time the lookup took
+	}{
+		{"stored-meanwhile", true, Fresh, 0},
+		{"released-without-store", false, Miss, 0},
+		{"never-released", false, Miss, reserveWait},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				u := fmt.Sprintf("http://example.org/reserved/%d", i)
+				release := c.Reserve(u)
+				got := make(chan Result, 1)
+				start := time.Now()
+				var took time.Duration
+				go func() {
+					r := c.Lookup(get(u), t0)
+					took = time.Since(start)
+					got <- r
+				}()
+				synctest.Wait()
+				if tc.wantWait == 0 {
+					select {
+					case r := <-got:
+						t.Fatalf("lookup answered %v before the release", r.Action)
+					default:
+					}
+					if tc.store {
+						mustStore(t, c, get(u), 200, h, "body", t0)
+					}
+					release()
+				}
+				r := <-got
+				if r.Action != tc.want {
+					t.Errorf("Action = %v, want %v", r.Action, tc.want)
+				}
+				if took != tc.wantWait {
+					t.Errorf("lookup took %v, want %v", took, tc.wantWait)
+				}
+				if tc.wantWait != 0 {
+					release()
+				}
+				c.mu.Lock()
+				n := len(c.mu.reserved)
+				c.mu.Unlock()
+				if n != 0 {
+					t.Errorf("%d reservations left", n)
+				}
+			})
+		})
+	}
 }

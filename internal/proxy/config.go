@@ -130,6 +130,34 @@ type Config struct {
 
 	// TraceSize is how many recent requests GET /trace keeps. Default 200.
 	TraceSize int `yaml:"trace-size"`
+
+	// WebSocket tunes WebSocket handshakes through the proxy (upgrade.go).
+	WebSocket WebSocketConfig `yaml:"websocket"`
+}
+
+// WebSocketConfig tunes WebSocket proxying (RFC 6455 over an absolute-form
+// request with Upgrade: websocket). The handshake passes the whole
+// pipeline except the cache; the host's politeness slot is freed when the
+// handshake ends, so the open socket is bounded by these limits instead.
+type WebSocketConfig struct {
+	// Disabled turns WebSocket proxying off: Upgrade is then dropped as a
+	// hop-by-hop field (RFC 9110 §7.6.1) and the origin sees a plain GET.
+	// Default false (on).
+	Disabled bool `yaml:"disabled"`
+	// IdleTimeout closes a socket with no byte in either direction for
+	// this long. Default 60s.
+	IdleTimeout time.Duration `yaml:"idle-timeout"`
+	// MaxLifetime closes a socket this long after its handshake. Default
+	// 1h.
+	MaxLifetime time.Duration `yaml:"max-lifetime"`
+	// MaxBytes bounds the bytes relayed in each direction of one socket;
+	// past it the socket is closed. Default 64 MiB.
+	MaxBytes int64 `yaml:"max-bytes"`
+	// MaxPerHost bounds the open sockets per politeness key; a handshake
+	// past it gets 429 (reason websocket-limit). Default 4.
+	MaxPerHost int `yaml:"max-per-host"`
+	// MaxOpen bounds the open sockets in all; past it 503. Default 1000.
+	MaxOpen int `yaml:"max-open"`
 }
 
 // Bounds on configurable sizes.
@@ -170,6 +198,13 @@ func (c Config) Validate() error {
 	}
 	if c.MaxIdleConnsPerHost < 0 {
 		bad("max-idle-conns-per-host must not be negative")
+	}
+	ws := c.WebSocket
+	if ws.IdleTimeout < 0 || ws.MaxLifetime < 0 || ws.MaxBytes < 0 {
+		bad("websocket: timeouts and max-bytes must not be negative")
+	}
+	if ws.MaxPerHost < 0 || ws.MaxPerHost > maxQueueLimit || ws.MaxOpen < 0 || ws.MaxOpen > maxQueueLimit {
+		bad("websocket: max-per-host and max-open must be within 0..%d", maxQueueLimit)
 	}
 	if c.TraceSize < 0 || c.TraceSize > maxTraceSize {
 		bad("trace-size %d outside 0..%d", c.TraceSize, maxTraceSize)
@@ -216,6 +251,13 @@ func (c Config) withDefaults() Config {
 	defInt(&c.MaxPerClient, 1000)
 	defInt(&c.MaxIdleConnsPerHost, 256)
 	defInt(&c.TraceSize, 200)
+	def(&c.WebSocket.IdleTimeout, 60*time.Second)
+	def(&c.WebSocket.MaxLifetime, time.Hour)
+	defInt(&c.WebSocket.MaxPerHost, 4)
+	defInt(&c.WebSocket.MaxOpen, 1000)
+	if c.WebSocket.MaxBytes == 0 {
+		c.WebSocket.MaxBytes = 64 << 20
+	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = 1 << 30
 	}

@@ -146,6 +146,14 @@ func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }
 // pipe copies src to dst until EOF, an error, the hard deadline or idleness
 // of the whole tunnel, and returns the bytes copied.
 func (t *tunnel) pipe(dst, src net.Conn) int64 {
+	n, _ := t.pipeLimited(dst, src, src, 0)
+	return n
+}
+
+// pipeLimited is pipe reading through src (src itself, or a buffered
+// reader over srcConn holding bytes already read) and, when limit > 0,
+// stopping with errWebSocketCap before more than limit bytes pass.
+func (t *tunnel) pipeLimited(dst, srcConn net.Conn, src io.Reader, limit int64) (int64, error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
@@ -155,13 +163,16 @@ func (t *tunnel) pipe(dst, src net.Conn) int64 {
 		if deadline.After(t.hard) {
 			deadline = t.hard
 		}
-		_ = src.SetReadDeadline(deadline)
+		_ = srcConn.SetReadDeadline(deadline)
 		m, err := src.Read(buf)
 		if m > 0 {
+			if limit > 0 && n+int64(m) > limit {
+				return n, errWebSocketCap
+			}
 			t.touch()
 			_ = dst.SetWriteDeadline(t.hard)
 			if _, werr := dst.Write(buf[:m]); werr != nil {
-				return n
+				return n, nil
 			}
 			n += int64(m)
 		}
@@ -171,7 +182,7 @@ func (t *tunnel) pipe(dst, src net.Conn) int64 {
 				time.Since(time.Unix(0, t.last.Load())) < t.idle {
 				continue // the other direction was busy: not idle
 			}
-			return n
+			return n, nil
 		}
 	}
 }

@@ -13,8 +13,11 @@
 //	                X-Courtesy-Retry-After-Ms; wait mode: held in a per-host FIFO
 //	                until the gate grants a permit (bounded by MaxWait → 429;
 //	                queues bounded per host and in total → 503)
-//	forward         tuned http.Transport, hop-by-hop fields removed (RFC 9110 §7.6.1)
-//	cache store     complete bodies up to the cache's entry limit
+//	forward         hop-by-hop fields removed (RFC 9110 §7.6.1); GET and HEAD to
+//	                http:// origins on the proxy's own keep-alive pool, run on the
+//	                handler's goroutine (origin.go), the rest on a tuned http.Transport
+//	cache store     complete bodies up to the cache's entry limit, after the
+//	                response is sent (the URL reserved meanwhile: httpcache.Reserve)
 //
 // Modes (Config.Mode, or per request with X-Courtesy-Mode): reject, wait
 // (the default) and sequential, in which the responses to one client are

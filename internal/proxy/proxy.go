@@ -65,6 +65,7 @@ type Proxy struct {
 	log       *slog.Logger
 	now       func() time.Time
 	transport *http.Transport
+	origin    *originPool // GET and HEAD to http:// origins (origin.go)
 	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
 	queues    *queues
 	seq       *sequencer
@@ -86,6 +87,7 @@ type Proxy struct {
 		keys map[string]int
 	}
 	mitm          *mitm.CA
+	ws            wsSockets // open WebSockets (upgrade.go)
 	tunnelsActive atomic.Int64
 	tunnels       sync.WaitGroup
 	closing       chan struct{}
@@ -151,6 +153,8 @@ func New(cfg Config, o Options) (*Proxy, error) {
 		DisableCompression: true,
 		TLSClientConfig:    o.UpstreamTLS,
 	}
+	p.origin = newOriginPool(p.dial, rc.MaxIdleConnsPerHost, p.transport.MaxIdleConns,
+		p.transport.IdleConnTimeout, rc.UpstreamHeaderTimeout, p.transport.MaxResponseHeaderBytes)
 	p.m = newMetrics(p, o.Registry, o.Counters)
 	return p, nil
 }
@@ -204,6 +208,7 @@ func (p *Proxy) Trace() []TraceEntry { return p.trace.Load().entries() }
 func (p *Proxy) Close() error {
 	p.closeOnce.Do(func() { close(p.closing) })
 	p.transport.CloseIdleConnections()
+	p.origin.closeIdle()
 	p.tunnels.Wait()
 	return nil
 }
@@ -260,6 +265,9 @@ type exchange struct {
 	status  int
 	outcome string
 	ticket  *ticket
+	// recorded: the trace entry and the request count were taken
+	// (record), before the response was flushed.
+	recorded bool
 }
 
 // ServeHTTP proxies one request: access control → loop check → cache →
@@ -319,6 +327,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength > rc.MaxRequestBytes {
 		refuse(refusal{http.StatusRequestEntityTooLarge, "request-too-large", fmt.Sprintf("request bodies are limited to %d bytes", rc.MaxRequestBytes), 0})
+		return
+	}
+	if !rc.WebSocket.Disabled && isWebSocket(r) {
+		p.upgrade(w, r, u, rc, x, mode, timeout) // upgrade.go
 		return
 	}
 	ctx := r.Context()
@@ -567,13 +579,11 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	var outcome politeness.Outcome
 	defer func() { _ = permit.Done(outcome) }()
 
-	ctx, cancel := context.WithTimeout(ctx, rc.UpstreamTimeout)
-	defer cancel()
-	out := r.Clone(ctx)
+	// A shallow copy with its own header (one pass: outHeader); URL and
+	// the rest are only read.
+	out := r.WithContext(ctx)
 	out.RequestURI, out.Host, out.Close = "", "", false
-	removeHopByHop(out.Header)
-	removeControl(out.Header)
-	out.Header.Add("Via", p.via)
+	out.Header = outHeader(r.Header, p.via)
 	if r.ContentLength == 0 {
 		out.Body = nil
 	} else if r.Body != nil {
@@ -592,8 +602,24 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		out.Header["User-Agent"] = []string{""} // do not let Go add its own
 	}
 
+	// UpstreamTimeout bounds the whole exchange: a deadline on the
+	// connection for the pool (no context and timer per request), a
+	// context for http.Transport and for a sequential client's turn.
+	var resp *http.Response
+	var err error
+	pooled := p.origin.handles(out)
+	if !pooled || x.ticket != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, rc.UpstreamTimeout)
+		defer cancel()
+		out = out.WithContext(ctx)
+	}
 	sent := p.now()
-	resp, err := p.transport.RoundTrip(out)
+	if pooled {
+		resp, err = p.origin.roundTrip(out, rc.UpstreamTimeout)
+	} else {
+		resp, err = p.transport.RoundTrip(out)
+	}
 	received := p.now()
 	x.UpstreamMs = received.Sub(sent).Milliseconds()
 	if err != nil {
@@ -627,6 +653,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		// so that other clients of the host are not held behind this one.
 		b, err := io.ReadAll(io.LimitReader(resp.Body, seqBufferBytes+1))
 		if err == nil && len(b) <= seqBufferBytes {
+			outcome.Bytes = int64(len(b))
 			_ = permit.Done(outcome)
 			src = bytes.NewReader(b)
 		} else {
@@ -655,31 +682,42 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		w.WriteHeader(resp.StatusCode)
 		var n int64
 		body, n, complete, err = relay(w, src, rc.MaxResponseBytes, store, p.cacheLimit(), resp.ContentLength)
-		x.Bytes = n
+		x.Bytes, outcome.Bytes = n, n // Bytes: bandwidth classes
 		if err != nil {
 			x.Error = err.Error()
 			outcome.Err = err
 			return
 		}
-		// Store before the client has the response: a client that asks
-		// again at once must hit the cache, not cost the origin another
-		// request. The store only updates the in-memory index; the disk
-		// write happens on the cache's writer goroutine.
-		if store && complete && !p.noArchive(r.URL, resp.Header, body) {
+		// A client that asks again at once must hit the cache, not cost
+		// the origin another request; yet the store (the noarchive scan,
+		// RFC 9111 §3, the index) need not delay this response. So the URL
+		// is reserved first (a lookup of it waits for the store), the
+		// response sent, and the store made after.
+		keep := store && complete
+		var release func()
+		if keep {
+			release = p.cache.Reserve(x.URL)
+		}
+		// A response of known length is sent now rather than when the
+		// handler returns, so that the store, the log line and the trace
+		// are not part of the client's latency. (One of unknown length was
+		// flushed as it streamed; its framing is left to the server.)
+		if resp.ContentLength >= 0 {
+			p.record(x)
+			_ = http.NewResponseController(w).Flush()
+		}
+		if keep {
 			// The cache keeps resp.Header and body without copying them:
 			// nothing here changes them after this point (the client's
 			// header map is a different map; its Via is appended to a
-			// capped slice).
-			if _, _, err := p.cache.StoreOwned(r, resp.StatusCode, resp.Header, body, sent, received); err != nil {
-				p.log.Warn("cache store failed", "url", x.URL, "err", err)
+			// capped slice). The disk write happens on the cache's writer
+			// goroutine.
+			if !p.noArchive(r.URL, resp.Header, body) {
+				if _, _, err := p.cache.StoreOwned(r, resp.StatusCode, resp.Header, body, sent, received); err != nil {
+					p.log.Warn("cache store failed", "url", x.URL, "err", err)
+				}
 			}
-		}
-		// Then send a response of known length now rather than when the
-		// handler returns, so that the log line and the trace are not part
-		// of the client's latency. (One of unknown length was flushed as
-		// it streamed; its framing is left to the server.)
-		if resp.ContentLength >= 0 {
-			_ = http.NewResponseController(w).Flush()
+			release()
 		}
 	})
 }
@@ -865,6 +903,13 @@ func (p *Proxy) serveEntry(w http.ResponseWriter, r *http.Request, x *exchange, 
 		n, _ := w.Write(e.Body)
 		x.Bytes = int64(n)
 	}
+	// Sent now, as forward does, so that the log line, the trace and the
+	// metrics are not part of the client's latency; only when the framing
+	// is known, or the server would have to chunk what it can send whole.
+	if _, ok := h["Content-Length"]; ok {
+		p.record(x)
+		_ = http.NewResponseController(w).Flush()
+	}
 }
 
 // notModified evaluates the client's If-None-Match (weak comparison) or,
@@ -906,14 +951,27 @@ func (p *Proxy) activeHosts() int {
 	return max(n, queued)
 }
 
-// finish logs, traces and counts a finished request.
-func (p *Proxy) finish(r *http.Request, x *exchange) {
+// record adds a finished request to the trace and counts it, once. A
+// response sent before its handler returns is recorded just before it is
+// flushed, so that a client that has its response finds its request in
+// GET /trace and /metrics; both cost a lock and a counter, unlike the
+// log line, which finish writes after.
+func (p *Proxy) record(x *exchange) {
+	if x.recorded {
+		return
+	}
+	x.recorded = true
 	if x.outcome == "" {
 		x.outcome = "unknown"
 	}
 	x.Status, x.Outcome = x.status, x.outcome
 	p.trace.Load().add(x.TraceEntry)
 	p.m.request(x.outcome)
+}
+
+// finish logs, traces and counts a finished request.
+func (p *Proxy) finish(r *http.Request, x *exchange) {
+	p.record(x)
 	if !p.log.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}

@@ -1,0 +1,360 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// originPool is the proxy's client for its commonest exchange: a GET or
+// HEAD without a body to an http:// origin (every cache miss of a naive
+// script). It keeps HTTP/1.1 connections alive per origin address, like
+// http.Transport, but runs the whole exchange on the handler's goroutine:
+// the request is written and the response read by the caller itself.
+// http.Transport hands every request to a per-connection writer goroutine
+// and every response back from a reader goroutine, three or four goroutine
+// wake-ups per request that, on a loaded machine, each wait for a core;
+// measured at one client they were most of the proxy's added latency
+// (docs/performance.md). Everything else (request bodies, other methods,
+// https to intercepted origins) still goes through http.Transport.
+//
+// The framing of requests and responses is net/http's own
+// (Request.Write, ReadResponse), so both clients put the same bytes on the
+// wire and read responses with the same rules (RFC 9112).
+type originPool struct {
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// maxIdlePerHost bounds the idle connections kept per origin address,
+	// maxIdle those kept in all.
+	maxIdlePerHost, maxIdle int
+	// idleTimeout: an idle connection older than this is closed, not
+	// reused.
+	idleTimeout time.Duration
+	// headerTimeout bounds the wait for the response header; 0: none.
+	headerTimeout time.Duration
+	// maxHeaderBytes bounds the response header read.
+	maxHeaderBytes int64
+
+	// mu guards idle and n.
+	mu struct {
+		sync.Mutex
+		idle map[string][]*originConn // address -> idle connections, oldest first
+		n    int                      // idle connections in all
+	}
+}
+
+// originConn is one connection to an origin.
+type originConn struct {
+	c   net.Conn
+	br  *bufio.Reader
+	bw  *bufio.Writer
+	key string
+	// limit is how many more bytes may be read while reading a response
+	// header (math.MaxInt64 otherwise), so that an endless header is cut at
+	// maxHeaderBytes.
+	limit     int64
+	idleSince time.Time
+}
+
+// errHeaderTooLong is returned when an origin's response header exceeds
+// the proxy's bound.
+var errHeaderTooLong = errors.New("proxy: origin response header too long")
+
+func (oc *originConn) Read(p []byte) (int, error) {
+	if oc.limit <= 0 {
+		return 0, errHeaderTooLong
+	}
+	if int64(len(p)) > oc.limit {
+		p = p[:oc.limit]
+	}
+	n, err := oc.c.Read(p)
+	if oc.limit != math.MaxInt64 {
+		oc.limit -= int64(n)
+	}
+	return n, err
+}
+
+func newOriginPool(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxIdlePerHost, maxIdle int, idleTimeout, headerTimeout time.Duration, maxHeaderBytes int64) *originPool {
+	o := &originPool{
+		dial:           dial,
+		maxIdlePerHost: maxIdlePerHost,
+		maxIdle:        maxIdle,
+		idleTimeout:    idleTimeout,
+		headerTimeout:  headerTimeout,
+		maxHeaderBytes: maxHeaderBytes,
+	}
+	o.mu.idle = map[string][]*originConn{}
+	return o
+}
+
+// handles reports whether the pool takes req: an http:// GET or HEAD
+// without a body and without Upgrade. The rest goes to http.Transport.
+func (o *originPool) handles(req *http.Request) bool {
+	return req.URL.Scheme == "http" && req.Body == nil &&
+		(req.Method == http.MethodGet || req.Method == http.MethodHead) &&
+		req.Header["Upgrade"] == nil && req.URL.Host != ""
+}
+
+// originAddr is the address to dial for u: host:port, port 80 by default.
+func originAddr(host string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	return net.JoinHostPort(host, "80")
+}
+
+// maxInformational bounds the 1xx responses skipped before the final one.
+const maxInformational = 5
+
+// roundTrip sends req (see handles) and returns the response; timeout,
+// when positive, bounds the whole exchange, body included (a deadline on
+// the connection). The body must be read to the end or closed; a body
+// read to the end returns the connection to the pool. A request that fails on a reused connection
+// before any byte of a response arrived (the origin had closed it while
+// idle) is sent once more on a new connection: GET and HEAD are
+// idempotent (RFC 9110 §9.2.2), and http.Transport does the same.
+func (o *originPool) roundTrip(req *http.Request, timeout time.Duration) (*http.Response, error) {
+	ctx := req.Context()
+	key := originAddr(req.URL.Host)
+	for attempt := 0; ; attempt++ {
+		oc, reused := o.get(key)
+		if oc == nil {
+			c, err := o.dial(ctx, "tcp", key)
+			if err != nil {
+				return nil, err
+			}
+			oc = &originConn{c: c, key: key, limit: math.MaxInt64}
+			oc.br = bufio.NewReaderSize(oc, 4<<10)
+			oc.bw = bufio.NewWriterSize(c, 4<<10)
+		}
+		resp, retry, err := o.exchange(ctx, oc, req, timeout)
+		if err == nil {
+			return resp, nil
+		}
+		_ = oc.c.Close()
+		if !(retry && reused && attempt == 0 && ctx.Err() == nil) {
+			return nil, err
+		}
+	}
+}
+
+// exchange writes req on oc and reads the response header. retry reports
+// that nothing of a response was read.
+func (o *originPool) exchange(ctx context.Context, oc *originConn, req *http.Request, timeout time.Duration) (resp *http.Response, retry bool, err error) {
+	now := time.Now()
+	var deadline time.Time // of the whole exchange; zero: none
+	if timeout > 0 {
+		deadline = now.Add(timeout)
+		_ = oc.c.SetDeadline(deadline)
+	}
+	headerDeadline := deadline
+	if o.headerTimeout > 0 && (deadline.IsZero() || o.headerTimeout < timeout) {
+		headerDeadline = now.Add(o.headerTimeout)
+	}
+	// Cancellation (the client gone) interrupts any blocked read or
+	// write by moving the deadline into the past.
+	stop := context.AfterFunc(ctx, func() { _ = oc.c.SetDeadline(time.Unix(1, 0)) })
+	fail := func(err error, retry bool) (*http.Response, bool, error) {
+		stop()
+		if ctx.Err() != nil {
+			return nil, false, fmt.Errorf("proxy: origin %s: %w", oc.key, context.Cause(ctx))
+		}
+		return nil, retry, err
+	}
+	if err := req.Write(oc.bw); err != nil {
+		return fail(fmt.Errorf("proxy: write to origin %s: %w", oc.key, err), true)
+	}
+	if err := oc.bw.Flush(); err != nil {
+		return fail(fmt.Errorf("proxy: write to origin %s: %w", oc.key, err), true)
+	}
+	if !headerDeadline.Equal(deadline) {
+		_ = oc.c.SetReadDeadline(headerDeadline)
+	}
+	oc.limit = o.maxHeaderBytes
+	if _, err := oc.br.Peek(1); err != nil {
+		var ne net.Error
+		timeout := errors.As(err, &ne) && ne.Timeout()
+		return fail(fmt.Errorf("proxy: read from origin %s: %w", oc.key, err), !timeout)
+	}
+	for i := 0; ; i++ {
+		resp, err = http.ReadResponse(oc.br, req)
+		if err != nil {
+			return fail(fmt.Errorf("proxy: read from origin %s: %w", oc.key, err), false)
+		}
+		if resp.StatusCode >= 200 {
+			break
+		}
+		// 1xx: informational, without a body (RFC 9110 §15.2); the final
+		// response follows. 101 cannot come: the request has no Upgrade.
+		if resp.StatusCode == http.StatusSwitchingProtocols || i == maxInformational {
+			return fail(fmt.Errorf("proxy: origin %s: unexpected %s", oc.key, resp.Status), false)
+		}
+	}
+	oc.limit = math.MaxInt64
+	if !headerDeadline.Equal(deadline) {
+		_ = oc.c.SetReadDeadline(deadline)
+		// A cancellation that came before this would be lost: check
+		// after it (one that comes later moves the deadline again).
+		if ctx.Err() != nil {
+			return fail(nil, false)
+		}
+	}
+	reuse := !resp.Close && !req.Close
+	if resp.Body == http.NoBody {
+		o.release(oc, stop, reuse, !deadline.IsZero())
+		return resp, false, nil
+	}
+	resp.Body = &originBody{pool: o, oc: oc, body: resp.Body, stop: stop, reuse: reuse, deadline: !deadline.IsZero()}
+	return resp, false, nil
+}
+
+// release ends an exchange: the connection goes back to the pool when the
+// response was read to its end, no cancellation touched it and nothing
+// unread is left; it is closed otherwise.
+func (o *originPool) release(oc *originConn, stop func() bool, reuse, deadline bool) {
+	if stop() && reuse && oc.br.Buffered() == 0 {
+		if deadline {
+			_ = oc.c.SetDeadline(time.Time{})
+		}
+		o.put(oc)
+		return
+	}
+	_ = oc.c.Close()
+}
+
+// get takes the newest idle connection to key that is not too old; nil
+// when there is none.
+func (o *originPool) get(key string) (*originConn, bool) {
+	now := time.Now()
+	var stale []*originConn
+	o.mu.Lock()
+	var oc *originConn
+	for l := o.mu.idle[key]; len(l) > 0; l = o.mu.idle[key] {
+		c := l[len(l)-1]
+		l[len(l)-1] = nil
+		if l = l[:len(l)-1]; len(l) == 0 {
+			delete(o.mu.idle, key)
+		} else {
+			o.mu.idle[key] = l
+		}
+		o.mu.n--
+		if now.Sub(c.idleSince) < o.idleTimeout {
+			oc = c
+			break
+		}
+		stale = append(stale, c)
+	}
+	o.mu.Unlock()
+	for _, c := range stale {
+		_ = c.c.Close()
+	}
+	return oc, oc != nil
+}
+
+// put keeps an idle connection, closing it when the bounds are reached,
+// and closes the key's connections idle for longer than idleTimeout.
+func (o *originPool) put(oc *originConn) {
+	oc.idleSince = time.Now()
+	var drop []*originConn
+	o.mu.Lock()
+	l := o.mu.idle[oc.key]
+	for len(l) > 0 && oc.idleSince.Sub(l[0].idleSince) >= o.idleTimeout {
+		drop = append(drop, l[0])
+		l[0] = nil
+		l = l[1:]
+		o.mu.n--
+	}
+	if len(l) < o.maxIdlePerHost && o.mu.n < o.maxIdle {
+		l = append(l, oc)
+		o.mu.n++
+	} else {
+		drop = append(drop, oc)
+	}
+	if len(l) == 0 {
+		delete(o.mu.idle, oc.key)
+	} else {
+		o.mu.idle[oc.key] = l
+	}
+	o.mu.Unlock()
+	for _, c := range drop {
+		_ = c.c.Close()
+	}
+}
+
+// closeIdle closes every idle connection.
+func (o *originPool) closeIdle() {
+	o.mu.Lock()
+	idle := o.mu.idle
+	o.mu.idle = map[string][]*originConn{}
+	o.mu.n = 0
+	o.mu.Unlock()
+	for _, l := range idle {
+		for _, c := range l {
+			_ = c.c.Close()
+		}
+	}
+}
+
+// idleCount returns the number of idle connections (for tests).
+func (o *originPool) idleCount() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mu.n
+}
+
+// originBody is a response body from the pool. Its Read and Close are
+// called by one goroutine (the handler's), as forward does.
+type originBody struct {
+	pool  *originPool
+	oc    *originConn
+	body  io.ReadCloser
+	stop  func() bool
+	reuse bool
+	// deadline: the exchange set one on the connection, to clear before
+	// it is reused.
+	deadline bool
+	done     bool // the exchange ended (end of body, error or Close)
+	eof      bool // it ended at the end of the body
+}
+
+var errBodyClosed = errors.New("proxy: read on a closed origin body")
+
+func (b *originBody) Read(p []byte) (int, error) {
+	if b.done {
+		if b.eof {
+			return 0, io.EOF
+		}
+		return 0, errBodyClosed
+	}
+	n, err := b.body.Read(p)
+	switch {
+	case err == io.EOF:
+		b.done, b.eof = true, true
+		b.pool.release(b.oc, b.stop, b.reuse, b.deadline)
+	case err != nil:
+		b.done = true
+		b.stop()
+		_ = b.oc.c.Close()
+	}
+	return n, err
+}
+
+// Close ends the exchange; a body not read to its end closes the
+// connection (draining an unknown remainder could take long).
+func (b *originBody) Close() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	b.stop()
+	return b.oc.c.Close()
+}
