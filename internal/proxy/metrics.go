@@ -74,6 +74,9 @@ func newMetrics(p *Proxy, reg prometheus.Registerer, counters *politeness.Counte
 		gauge("courtesy_proxy_tunnels_active", "Open CONNECT tunnels.", func() float64 {
 			return float64(p.tunnelsActive.Load())
 		}),
+		gauge("courtesy_proxy_websockets_open", "Open WebSocket connections relayed.", func() float64 {
+			return float64(p.WebSockets())
+		}),
 	}
 	if p.cache != nil {
 		c := p.cache
