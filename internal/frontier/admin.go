@@ -357,7 +357,7 @@ func (f *Frontier) Lookup(ctx context.Context, crawlID, rawURL string) (URLStatu
 	if err != nil {
 		return URLStatus{}, corrupt("url record", err)
 	}
-	st := URLStatus{URL: rec.url, Completed: rec.state == stateCompleted, Created: time.Unix(rec.created, 0)}
+	st := URLStatus{URL: rawURL, Completed: rec.state == stateCompleted, Created: time.Unix(rec.created, 0)}
 	if rec.state == stateQueued && rec.pos.due > 0 {
 		st.RefetchFrom = time.Unix(0, rec.pos.due)
 	}

@@ -100,31 +100,37 @@ const (
 	stateCompleted = 2
 )
 
-// urlRecord is the value under F/u/.
+// urlRecord is the value under F/u/. It does not hold the URL: whoever
+// asks about a URL (Lookup, Put) knows it, and the queue entry holds it for
+// Get. Leaving it out halves the bytes the seen-test keys carry through
+// every compaction. Format 1 (before 2026-11-22) appended the URL; it is
+// still read, the URL ignored.
 type urlRecord struct {
 	state   byte
 	qid     uint32
 	pos     entryPos // meaningful when queued
 	created int64    // unix seconds
-	url     string
 }
 
+// urlRecordVersion is the format written.
+const urlRecordVersion = 2
+
 func (r *urlRecord) encode() []byte {
-	b := make([]byte, 0, 32+len(r.url))
-	b = append(b, 1, r.state) // format version 1
+	b := make([]byte, 0, 32)
+	b = append(b, urlRecordVersion, r.state)
 	b = binary.AppendUvarint(b, uint64(r.qid))
 	b = binary.AppendVarint(b, r.pos.due)
 	b = append(b, byte(r.pos.prio))
 	b = binary.AppendUvarint(b, uint64(r.pos.depth))
 	b = binary.AppendUvarint(b, r.pos.seq)
-	b = binary.AppendVarint(b, r.created)
-	return append(b, r.url...)
+	return binary.AppendVarint(b, r.created)
 }
 
 func decodeURLRecord(b []byte) (urlRecord, error) {
 	var r urlRecord
 	d := decoder{b: b}
-	if d.byte() != 1 {
+	version := d.byte()
+	if version != 1 && version != urlRecordVersion {
 		return r, errCorrupt
 	}
 	r.state = d.byte()
@@ -134,8 +140,10 @@ func decodeURLRecord(b []byte) (urlRecord, error) {
 	r.pos.depth = uint16(d.uvarint(math.MaxUint16))
 	r.pos.seq = d.uvarint(math.MaxUint64)
 	r.created = d.varint()
-	r.url = string(d.rest())
-	if d.err != nil || (r.state != stateQueued && r.state != stateCompleted) {
+	if version == 1 {
+		d.rest() // the URL of format 1
+	}
+	if d.err != nil || len(d.b) != 0 || (r.state != stateQueued && r.state != stateCompleted) {
 		return urlRecord{}, errCorrupt
 	}
 	return r, nil

@@ -10,8 +10,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		name string
 		rec  urlRecord
 	}{
-		{"queued", urlRecord{state: stateQueued, qid: 7, pos: entryPos{due: 123456789, prio: -3, depth: 5, seq: 1 << 40}, created: 1700000000, url: "http://h.test/a?b=c"}},
-		{"completed", urlRecord{state: stateCompleted, qid: 0, created: 1, url: ""}},
+		{"queued", urlRecord{state: stateQueued, qid: 7, pos: entryPos{due: 123456789, prio: -3, depth: 5, seq: 1 << 40}, created: 1700000000}},
+		{"completed", urlRecord{state: stateCompleted, qid: 0, created: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -20,6 +20,12 @@ func TestRecordRoundTrip(t *testing.T) {
 				t.Errorf("round trip = %+v, %v; want %+v", got, err, tc.rec)
 			}
 		})
+	}
+	// Format 1 carried the URL after the fields; it still decodes.
+	v1 := append([]byte{1}, (&urlRecord{state: stateQueued, qid: 7, pos: entryPos{seq: 3}, created: 5}).encode()[1:]...)
+	v1 = append(v1, "http://h.test/"...)
+	if got, err := decodeURLRecord(v1); err != nil || got != (urlRecord{state: stateQueued, qid: 7, pos: entryPos{seq: 3}, created: 5}) {
+		t.Errorf("format 1 record = %+v, %v", got, err)
 	}
 	q := queueRecord{qid: 3, queued: 10, completed: 4, delay: -1, blocked: 99, limit: 5000, retired: "dns"}
 	if got, err := decodeQueueRecord(q.encode()); err != nil || got != q {
@@ -39,7 +45,8 @@ func TestRecordRoundTrip(t *testing.T) {
 // FuzzDecode feeds arbitrary bytes to every decoder of stored records: a
 // corrupt store must give errors, never panics or huge allocations.
 func FuzzDecode(f *testing.F) {
-	f.Add((&urlRecord{state: stateQueued, qid: 1, url: "http://x.test/"}).encode())
+	f.Add((&urlRecord{state: stateQueued, qid: 1}).encode())
+	f.Add(append([]byte{1, 1, 1, 0, 0, 0, 0}, "http://x.test/"...))
 	f.Add((&queueRecord{qid: 1, queued: 2, retired: "x"}).encode())
 	f.Add(crawlRecord{cid: 1, nextQID: 2}.encode())
 	f.Add(encodeEntry(hashURL("http://x.test/"), "http://x.test/", map[string][]string{"a": {"b", "c"}}))

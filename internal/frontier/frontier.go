@@ -173,6 +173,10 @@ type Frontier struct {
 	recent     map[seenKey]uint64
 	recentRing [recentGroups][]seenKey
 
+	// syncErr is the first failed WAL fsync (set by the sync waiter); every
+	// later operation fails with it.
+	syncErr atomic.Pointer[error]
+
 	ops    chan *op
 	stop   chan struct{}
 	doneCh chan struct{}

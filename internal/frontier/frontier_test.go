@@ -520,3 +520,79 @@ func TestBlockPersistedByClose(t *testing.T) {
 		t.Errorf("not served after the block: %v", got)
 	}
 }
+
+// TestSeenTestOnLastLevel checks the on-disk seen-test (seenChecker) once the
+// URL records sit in sstables of every level, the last one included (where
+// the iterator consults Bloom filters that DB.Get would skip), with an empty
+// seen cache so that every answer comes from disk.
+func TestSeenTestOnLastLevel(t *testing.T) {
+	fx := newFixture(t)
+	const n = 2000
+	var known, fresh []Item
+	for i := range n {
+		known = append(known, disc(fmt.Sprintf("http://h%d.test/p/%d", i%50, i)))
+		fresh = append(fresh, disc(fmt.Sprintf("http://h%d.test/q/%d", i%50, i)))
+	}
+	for lo := 0; lo < n; lo += 500 {
+		for _, s := range fx.put(known[lo : lo+500]...) {
+			if s != OK {
+				t.Fatalf("first insert: %v", s)
+			}
+		}
+	}
+	fx.reopen()
+	// Everything into the last level, then more tables above it.
+	if err := fx.db.Pebble().Compact(context.Background(), []byte("F/"), []byte("F0"), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.db.Pebble().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if m := fx.db.Pebble().Metrics(); m.Levels[6].TablesCount == 0 {
+		t.Fatalf("no table in L6 after a manual compaction: %+v", m.Levels)
+	}
+	fx.reopen() // empty seen cache
+	tests := []struct {
+		name  string
+		items []Item
+		want  Status
+	}{
+		{"known on disk", known, Skipped},
+		{"new", fresh, OK},
+		{"new ones now known", fresh, Skipped},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := fx.put(tc.items...)
+			for i, s := range st {
+				if s != tc.want {
+					t.Fatalf("item %d (%s) = %v, want %v", i, tc.items[i].Info.URL, s, tc.want)
+				}
+			}
+		})
+	}
+	if s := fx.f.Stats("", ""); s.Size != 2*n {
+		t.Errorf("size = %d, want %d", s.Size, 2*n)
+	}
+	// The new URLs were ruled out by Bloom filters (the last level's
+	// included), not by reading data blocks.
+	if m := fx.db.Pebble().Metrics(); m.Filter.Hits < n/2 {
+		t.Errorf("filter hits = %d, want most of the %d new URLs", m.Filter.Hits, n)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	fx := newFixture(t)
+	fx.put(disc("http://a.test/x"))
+	fx.reopen()
+	st, err := fx.f.Lookup(context.Background(), "", "http://a.test/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.URL != "http://a.test/x" || st.Key != "a.test" || st.Completed {
+		t.Errorf("status = %+v", st)
+	}
+	if _, err := fx.f.Lookup(context.Background(), "", "http://a.test/y"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown URL: err = %v, want ErrNotFound", err)
+	}
+}

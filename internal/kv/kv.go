@@ -20,7 +20,10 @@ import (
 // ErrNotFound is returned by Get for a missing key.
 var ErrNotFound = errors.New("kv: not found")
 
-// Options tunes Open. The zero value is ready to use.
+// Options tunes Open. The zero value is ready to use; it suits small stores
+// (caches, configuration). A store holding tens of millions of keys (a large
+// frontier) wants bigger memtables and files and a block cache that holds
+// its Bloom filters: see docs/frontier.md "Memory and scale".
 type Options struct {
 	// CacheBytes is the block cache size; 0 means 64 MiB.
 	CacheBytes int64
@@ -29,6 +32,23 @@ type Options struct {
 	// BloomBitsPerKey sizes the Bloom filter of every table; 0 means 10
 	// (about 1 % false positives), negative means no filters.
 	BloomBitsPerKey int
+	// MemTableBytes is the size of one memtable (Pebble keeps up to two
+	// while one flushes); 0 means 4 MiB (Pebble's default). Larger
+	// memtables mean fewer, larger L0 files and less compaction for
+	// write-heavy stores such as a large frontier.
+	MemTableBytes int64
+	// TargetFileBytes is the target size of the sstables written to L0;
+	// each lower level doubles it up to MaxTargetFileBytes. 0 means 2 MiB
+	// (Pebble's default). Fewer, larger files keep Pebble's per-file
+	// memory (file metadata, open readers) small as the store grows.
+	TargetFileBytes int64
+	// MaxTargetFileBytes caps the doubling of TargetFileBytes per level;
+	// 0 means no cap.
+	MaxTargetFileBytes int64
+	// MaxOpenFiles bounds the sstables Pebble keeps open (its table cache,
+	// each entry holding a reader's metadata); 0 means 1000 (Pebble's
+	// default).
+	MaxOpenFiles int
 }
 
 // DB is an open store. It is safe for concurrent use.
@@ -53,6 +73,25 @@ func Open(dir string, opts Options) (*DB, error) {
 			bits = 10
 		}
 		po.Levels[0].FilterPolicy = bloom.FilterPolicy(bits)
+	}
+	if opts.MemTableBytes > 0 {
+		po.MemTableSize = uint64(opts.MemTableBytes)
+		// L0 is compacted into Lbase about four flushed memtables at a
+		// time (L0CompactionThreshold); an Lbase much smaller than that
+		// would be rewritten whole by every L0 compaction.
+		po.LBaseMaxBytes = max(64<<20, 4*opts.MemTableBytes)
+	}
+	if opts.TargetFileBytes > 0 {
+		size := opts.TargetFileBytes
+		for i := range po.TargetFileSizes {
+			po.TargetFileSizes[i] = size
+			if opts.MaxTargetFileBytes <= 0 || size*2 <= opts.MaxTargetFileBytes {
+				size *= 2
+			}
+		}
+	}
+	if opts.MaxOpenFiles > 0 {
+		po.MaxOpenFiles = opts.MaxOpenFiles
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {

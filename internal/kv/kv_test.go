@@ -84,3 +84,52 @@ func TestUpperBound(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenOptions opens stores with the Pebble knobs set and checks that
+// they work (writes, flushes into files, reads back after a reopen).
+func TestOpenOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"defaults", Options{}},
+		{"large store", Options{CacheBytes: 16 << 20, MemTableBytes: 8 << 20, TargetFileBytes: 4 << 20, MaxTargetFileBytes: 16 << 20, MaxOpenFiles: 64}},
+		{"no filters", Options{BloomBitsPerKey: -1, TargetFileBytes: 1 << 20}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(dir, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := db.Bucket("t/")
+			for i := range 1000 {
+				if err := b.SetNoSync(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "v%d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.Pebble().Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db, err = Open(dir, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if n := db.Pebble().Metrics().Total().TablesCount; n == 0 {
+				t.Errorf("no sstable after a flush")
+			}
+			v, err := db.Bucket("t/").Get([]byte("k0999"))
+			if err != nil || string(v) != "v999" {
+				t.Errorf("Get = %q, %v; want v999", v, err)
+			}
+			if _, err := db.Bucket("t/").Get([]byte("k1000")); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Get of a missing key: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
