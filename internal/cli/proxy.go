@@ -143,7 +143,10 @@ See docs/proxy.md and docs/configuration.md.`)
 	if err := os.MkdirAll(fc.Data, 0o755); err != nil {
 		return fmt.Errorf("proxy: data dir: %w", err)
 	}
-	db, err := kv.Open(filepath.Join(fc.Data, "store"), kv.Options{})
+	// 64 MiB memtables: the cache's metadata records are keyed by hash, so
+	// with Pebble's 4 MiB memtables every L0 compaction rewrote them all
+	// (12 % of proxy CPU on a miss-heavy load; 1.5 % with these).
+	db, err := kv.Open(filepath.Join(fc.Data, "store"), kv.Options{MemTableBytes: 64 << 20})
 	if err != nil {
 		return err
 	}

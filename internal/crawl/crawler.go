@@ -284,7 +284,11 @@ func (c *Crawler) open(ctx context.Context) error {
 	for _, r := range recovered {
 		c.log.Info("recovered WARC file", "path", r.Path, "records", r.Records, "cut_bytes", r.Cut)
 	}
-	c.db, err = kv.Open(filepath.Join(cfg.DataDir, "state"), kv.Options{})
+	// 32 MiB memtables instead of Pebble's 4 MiB: the crawl writes every
+	// page's outlinks, acknowledgement, digest and simhash, and small
+	// memtables turned that into constant flushing and compaction (5-6 %
+	// less crawl CPU measured, about 40 MB more RSS).
+	c.db, err = kv.Open(filepath.Join(cfg.DataDir, "state"), kv.Options{MemTableBytes: 32 << 20})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
