@@ -290,3 +290,39 @@ func BenchmarkIndexCheck(b *testing.B) {
 		x.Check("site", rng.Uint64())
 	}
 }
+
+// TestIndexMaxHashes: the total bound forgets the least recently used
+// sites, never the one being added to, and Len stays within it.
+func TestIndexMaxHashes(t *testing.T) {
+	x, err := NewIndex(IndexOptions{MaxPerSite: 50, MaxHashes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range uint64(50) {
+		x.Add("a", i*0x9e3779b97f4a7c15)
+		x.Add("b", i*0x9e3779b97f4a7c15+1)
+	}
+	if sites, hashes := x.Len(); sites != 2 || hashes != 100 {
+		t.Fatalf("after a and b: %d sites, %d hashes", sites, hashes)
+	}
+	x.Add("c", 42)
+	sites, hashes := x.Len()
+	if sites != 2 || hashes != 51 {
+		t.Errorf("after c: %d sites, %d hashes; want a forgotten (2 sites, 51 hashes)", sites, hashes)
+	}
+	if _, _, ok := x.Near("a", 0); ok {
+		t.Error("a still known after it was forgotten")
+	}
+	if _, _, ok := x.Near("b", 1); !ok {
+		t.Error("b forgotten, want a (least recently used) forgotten")
+	}
+	// One site alone may exceed the bound up to MaxPerSite: it is never
+	// forgotten while it is being added to.
+	y, _ := NewIndex(IndexOptions{MaxPerSite: 50, MaxHashes: 10})
+	for i := range uint64(50) {
+		y.Add("solo", i*0x9e3779b97f4a7c15)
+	}
+	if sites, hashes := y.Len(); sites != 1 || hashes != 50 {
+		t.Errorf("solo: %d sites, %d hashes", sites, hashes)
+	}
+}

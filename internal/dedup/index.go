@@ -14,7 +14,12 @@ const (
 	// DefaultMaxPerSite follows seed 001 §6: a site is cut at 5,000 URLs,
 	// so remembering 5,000 pages covers a whole site.
 	DefaultMaxPerSite = 5000
-	DefaultMaxSites   = 1024
+	// DefaultMaxSites is high enough that a crawl serving thousands of
+	// hosts round-robin does not evict (and, with a DB, reload) a site
+	// before every page; DefaultMaxHashes bounds the memory instead.
+	DefaultMaxSites = 16384
+	// DefaultMaxHashes is about 125 MB of hashes and tables in all.
+	DefaultMaxHashes = 2 << 20
 	// DefaultDistance is Manku et al.'s threshold for 64-bit simhashes.
 	DefaultDistance = 3
 	// maxDistance: 4 blocks find every match within 3 bits (pigeonhole).
@@ -27,9 +32,13 @@ type IndexOptions struct {
 	// first. Default 5,000. About 60 bytes per hash.
 	MaxPerSite int
 	// MaxSites is how many sites are kept; the least recently used site is
-	// forgotten first. Default 1,024 (worst case about 300 MB with the
-	// default MaxPerSite; real sites are mostly far smaller).
+	// forgotten first. Default 16,384 (a few hundred bytes each when
+	// empty).
 	MaxSites int
+	// MaxHashes bounds the hashes held in memory over all sites (about 60
+	// bytes each); past it the least recently used sites are forgotten
+	// (with a DB they are loaded again when next used). Default 2 Mi.
+	MaxHashes int
 	// Distance is the largest Hamming distance Near reports; 0..3,
 	// default 3. Zero means the default; use Exact for distance 0 only.
 	Distance int
@@ -48,8 +57,8 @@ type IndexOptions struct {
 
 // Validate reports a bad option.
 func (o *IndexOptions) Validate() error {
-	if o.MaxPerSite < 0 || o.MaxSites < 0 {
-		return errors.New("dedup: negative MaxPerSite or MaxSites")
+	if o.MaxPerSite < 0 || o.MaxSites < 0 || o.MaxHashes < 0 {
+		return errors.New("dedup: negative MaxPerSite, MaxSites or MaxHashes")
 	}
 	if o.Distance < 0 || o.Distance > maxDistance {
 		return fmt.Errorf("dedup: Distance %d not in 0..%d (four 16-bit blocks find at most 3)", o.Distance, maxDistance)
@@ -67,8 +76,9 @@ type Index struct {
 	store *store // nil: memory only
 	mu    struct {
 		sync.Mutex
-		sites map[string]*list.Element // of *site
-		lru   list.List                // front: most recently used
+		sites  map[string]*list.Element // of *site
+		lru    list.List                // front: most recently used
+		hashes int                      // held over all sites
 	}
 }
 
@@ -92,6 +102,9 @@ func NewIndex(opts IndexOptions) (*Index, error) {
 	}
 	if opts.MaxSites == 0 {
 		opts.MaxSites = DefaultMaxSites
+	}
+	if opts.MaxHashes == 0 {
+		opts.MaxHashes = DefaultMaxHashes
 	}
 	if opts.Distance == 0 && !opts.Exact {
 		opts.Distance = DefaultDistance
@@ -150,7 +163,7 @@ func (s *site) near(h uint64, maxDist int) (uint64, int, bool) {
 func (x *Index) Add(siteName string, h uint64) {
 	x.mu.Lock()
 	s := x.lockedSite(siteName)
-	seq, added := s.add(h, x.opts.MaxPerSite)
+	seq, added := x.addLocked(s, h)
 	x.mu.Unlock()
 	if added {
 		x.persist(siteName, seq, h)
@@ -166,7 +179,7 @@ func (x *Index) Check(siteName string, h uint64) (match uint64, dist int, ok boo
 		x.mu.Unlock()
 		return m, d, true
 	}
-	seq, added := s.add(h, x.opts.MaxPerSite)
+	seq, added := x.addLocked(s, h)
 	x.mu.Unlock()
 	if added {
 		x.persist(siteName, seq, h)
@@ -209,7 +222,7 @@ func (x *Index) lockedSite(name string) *site {
 	}
 	s := x.siteLocked(name)
 	for _, h := range hashes {
-		s.add(h, x.opts.MaxPerSite)
+		x.addLocked(s, h)
 	}
 	s.seq = next
 	return s
@@ -224,6 +237,7 @@ func (x *Index) Forget(siteName string) {
 	if el, ok := x.mu.sites[siteName]; ok {
 		x.mu.lru.Remove(el)
 		delete(x.mu.sites, siteName)
+		x.mu.hashes -= len(el.Value.(*site).hashes)
 	}
 }
 
@@ -244,10 +258,8 @@ func (x *Index) siteLocked(name string) *site {
 		x.mu.lru.MoveToFront(el)
 		return el.Value.(*site)
 	}
-	if len(x.mu.sites) >= x.opts.MaxSites {
-		old := x.mu.lru.Back()
-		x.mu.lru.Remove(old)
-		delete(x.mu.sites, old.Value.(*site).name)
+	for len(x.mu.sites) >= x.opts.MaxSites {
+		x.evictLocked()
 	}
 	s := &site{name: name}
 	for i := range s.tables {
@@ -255,6 +267,27 @@ func (x *Index) siteLocked(name string) *site {
 	}
 	x.mu.sites[name] = x.mu.lru.PushFront(s)
 	return s
+}
+
+// addLocked adds h to s, counts it, and forgets least recently used
+// other sites while the index holds more than MaxHashes.
+func (x *Index) addLocked(s *site, h uint64) (seq uint64, added bool) {
+	n := len(s.hashes)
+	seq, added = s.add(h, x.opts.MaxPerSite)
+	x.mu.hashes += len(s.hashes) - n
+	for x.mu.hashes > x.opts.MaxHashes && x.mu.lru.Len() > 1 && x.mu.lru.Back().Value.(*site) != s {
+		x.evictLocked()
+	}
+	return seq, added
+}
+
+// evictLocked forgets the least recently used site.
+func (x *Index) evictLocked() {
+	old := x.mu.lru.Back()
+	x.mu.lru.Remove(old)
+	s := old.Value.(*site)
+	delete(x.mu.sites, s.name)
+	x.mu.hashes -= len(s.hashes)
 }
 
 // add stores h unless it is there already; it reports the sequence
