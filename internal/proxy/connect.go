@@ -107,28 +107,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, rc *runtimeConfi
 	}
 	t := &tunnel{hard: time.Now().Add(rc.TunnelTimeout), idle: rc.TunnelIdleTimeout}
 	t.touch()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var up, down int64
-	wg.Add(2)
-	go func() { // client → origin
-		defer wg.Done()
-		up = t.pipe(upstream, client)
-		closeWrite(upstream)
-	}()
-	go func() { // origin → client
-		defer wg.Done()
-		down = t.pipe(client, upstream)
-		closeWrite(client)
-	}()
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-p.closing:
-		_ = client.Close()
-		_ = upstream.Close()
-		<-done
-	}
+	up, down, _ := t.relay(client, client, upstream, upstream, 0, p.closing)
 	x.Bytes = up + down
 }
 
@@ -143,11 +122,39 @@ type tunnel struct {
 
 func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }
 
-// pipe copies src to dst until EOF, an error, the hard deadline or idleness
-// of the whole tunnel, and returns the bytes copied.
-func (t *tunnel) pipe(dst, src net.Conn) int64 {
-	n, _ := t.pipeLimited(dst, src, src, 0)
-	return n
+// relay copies bytes both ways between a and b (reading them through aR
+// and bR, which may hold bytes already read) until both directions end
+// or closing is closed. A direction that ends normally half-closes its
+// destination so the other drains; one that passes limit bytes (limit >
+// 0) closes both and its error is returned.
+func (t *tunnel) relay(a net.Conn, aR io.Reader, b net.Conn, bR io.Reader, limit int64, closing <-chan struct{}) (ab, ba int64, err error) {
+	var (
+		wg           sync.WaitGroup
+		errAB, errBA error
+	)
+	one := func(dst, src net.Conn, srcR io.Reader, n *int64, e *error) {
+		defer wg.Done()
+		*n, *e = t.pipeLimited(dst, src, srcR, limit)
+		if *e != nil {
+			_ = a.Close() // a capped connection ends both ways
+			_ = b.Close()
+			return
+		}
+		closeWrite(dst)
+	}
+	done := make(chan struct{})
+	wg.Add(2)
+	go one(b, a, aR, &ab, &errAB)
+	go one(a, b, bR, &ba, &errBA)
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-closing:
+		_ = a.Close()
+		_ = b.Close()
+		<-done
+	}
+	return ab, ba, errors.Join(errAB, errBA)
 }
 
 // pipeLimited is pipe reading through src (src itself, or a buffered

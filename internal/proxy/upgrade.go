@@ -343,44 +343,9 @@ func (u *upgradeResponse) body() *bufio.Reader { return u.br }
 func (p *Proxy) splice(client net.Conn, clientBuf io.Reader, origin net.Conn, originBuf io.Reader, ws WebSocketConfig) (int64, string) {
 	t := &tunnel{hard: time.Now().Add(ws.MaxLifetime), idle: ws.IdleTimeout}
 	t.touch()
-	var (
-		wg       sync.WaitGroup
-		up, down int64
-		errUp    error
-		errDown  error
-	)
-	done := make(chan struct{})
-	wg.Add(2)
-	go func() { // client → origin
-		defer wg.Done()
-		up, errUp = t.pipeLimited(origin, client, clientBuf, ws.MaxBytes)
-		if errUp != nil {
-			_ = client.Close() // a capped socket ends both ways
-			_ = origin.Close()
-			return
-		}
-		closeWrite(origin)
-	}()
-	go func() { // origin → client
-		defer wg.Done()
-		down, errDown = t.pipeLimited(client, origin, originBuf, ws.MaxBytes)
-		if errDown != nil {
-			_ = client.Close()
-			_ = origin.Close()
-			return
-		}
-		closeWrite(client)
-	}()
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-p.closing:
-		_ = client.Close()
-		_ = origin.Close()
-		<-done
-	}
+	up, down, err := t.relay(client, clientBuf, origin, originBuf, ws.MaxBytes, p.closing)
 	why := ""
-	if err := errors.Join(errUp, errDown); err != nil {
+	if err != nil {
 		why = err.Error()
 	}
 	return up + down, why
