@@ -150,27 +150,34 @@ func TestCrawlTestwebPoliteness(t *testing.T) {
 	}
 	records := 0
 	for _, p := range sum.WARCFiles {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd, err := warc.NewReader(f, warc.ReaderOptions{VerifyDigests: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			_, err := rd.ReadRecord()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			records++
-		}
-		f.Close()
+		readWARC(t, p, func(*warc.Record) { records++ })
 	}
 	if records < int(sum.Pages) {
 		t.Errorf("%d WARC records for %d pages", records, sum.Pages)
+	}
+}
+
+// readWARC calls fn with every record of the WARC file at path, digests
+// verified; any read error fails the test.
+func readWARC(t *testing.T, path string, fn func(*warc.Record)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := warc.NewReader(f, warc.ReaderOptions{VerifyDigests: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := rd.ReadRecord()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		fn(rec)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -135,27 +134,11 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		if !strings.HasSuffix(p, ".warc.gz") {
 			continue
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd, err := warc.NewReader(f, warc.ReaderOptions{VerifyDigests: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			rec, err := rd.ReadRecord()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
+		readWARC(t, p, func(rec *warc.Record) {
 			if rec.Header.Get("WARC-Type") == "response" || rec.Header.Get("WARC-Type") == "revisit" {
 				responses[rec.Header.Get("WARC-Target-URI")] = true
 			}
-		}
-		f.Close()
+		})
 	}
 	for k, es := range fetches {
 		if es[0].Status == 200 && !responses["http://"+k] {
