@@ -624,6 +624,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	x.UpstreamMs = received.Sub(sent).Milliseconds()
 	if err != nil {
 		outcome = politeness.Outcome{Err: err}
+		_ = permit.Done(outcome) // before the client hears of it (see relay)
 		p.deliver(ctx, w, r, x, func() { p.upstreamError(w, r, x, err) })
 		return
 	}
@@ -638,6 +639,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			p.log.Warn("cache freshen failed", "url", x.URL, "err", err)
 		}
 		x.Cache = "REVALIDATED"
+		_ = permit.Done(outcome)
 		p.deliver(ctx, w, r, x, func() { p.serveEntry(w, r, x, e, "REVALIDATED", "revalidated") })
 		return
 	}
@@ -681,8 +683,11 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 		w.WriteHeader(resp.StatusCode)
 		var n int64
-		body, n, complete, err = relay(w, src, rc.MaxResponseBytes, store, p.cacheLimit(), resp.ContentLength)
-		x.Bytes, outcome.Bytes = n, n // Bytes: bandwidth classes
+		body, n, complete, err = relay(w, src, rc.MaxResponseBytes, store, p.cacheLimit(), resp.ContentLength, func(n int64) {
+			outcome.Bytes = n // bandwidth classes
+			_ = permit.Done(outcome)
+		})
+		x.Bytes, outcome.Bytes = n, n
 		if err != nil {
 			x.Error = err.Error()
 			outcome.Err = err
@@ -818,8 +823,12 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // keepMax bytes when keep is set. size is the body's announced length, -1
 // when unknown: then every read is flushed to the client at once (a
 // streamed response), and otherwise the copy is allocated in one piece.
-// complete is true when the whole body was read and kept.
-func relay(w http.ResponseWriter, body io.Reader, limit int64, keep bool, keepMax int64, size int64) (kept []byte, n int64, complete bool, err error) {
+// complete is true when the whole body was read and kept. end, when not
+// nil, is called once the origin's body is all read and before the
+// client can have its last byte: the host's slot is freed there, so a
+// client that asks again the moment its response ends never finds the
+// host still busy with the request it has just seen answered.
+func relay(w http.ResponseWriter, body io.Reader, limit int64, keep bool, keepMax int64, size int64, end func(n int64)) (kept []byte, n int64, complete bool, err error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
@@ -834,6 +843,10 @@ func relay(w http.ResponseWriter, body io.Reader, limit int64, keep bool, keepMa
 			if n+int64(m) > limit {
 				m = int(limit - n)
 				rerr = fmt.Errorf("proxy: response body longer than %d bytes: cut", limit)
+			}
+			if end != nil && size >= 0 && n+int64(m) >= size {
+				end(n + int64(m))
+				end = nil
 			}
 			if _, werr := w.Write(buf[:m]); werr != nil {
 				return nil, n, false, fmt.Errorf("proxy: write to client: %w", werr)
@@ -851,6 +864,9 @@ func relay(w http.ResponseWriter, body io.Reader, limit int64, keep bool, keepMa
 			}
 		}
 		if rerr == io.EOF {
+			if end != nil {
+				end(n)
+			}
 			return kept, n, keep, nil
 		}
 		if rerr != nil {

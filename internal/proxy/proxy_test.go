@@ -130,6 +130,40 @@ func TestRejectMode429(t *testing.T) {
 	}
 }
 
+// TestSlotFreeWhenAnswered: the host's slot is free by the time the client
+// has the last byte of its response, so a client that asks again at once
+// (reject mode, no delay) never meets its own finished request as one "in
+// flight". The slot used to be freed after the response was flushed, and
+// CI saw a 429 "concurrency" with a Retry-After of the lease.
+func TestSlotFreeWhenAnswered(t *testing.T) {
+	big := strings.Repeat("x", 100<<10) // longer than the server's write buffer
+	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			io.WriteString(w, big)
+		case "/chunked":
+			io.WriteString(w, "a")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "b")
+		case "/fail":
+			panic(http.ErrAbortHandler)
+		default:
+			hello(w, r)
+		}
+	})
+	e := newEnv(t, envOpts{cfg: Config{Mode: ModeReject}})
+	for _, path := range []string{"/robots-warm", "/small", "/big", "/chunked", "/fail"} {
+		t.Run(path, func(t *testing.T) {
+			for i := range 40 {
+				resp, body := e.get(o.URL + path)
+				if resp.StatusCode == http.StatusTooManyRequests {
+					t.Fatalf("request %d: 429 %s %q", i, resp.Header.Get(HeaderReason), body)
+				}
+			}
+		})
+	}
+}
+
 func TestWaitModeSpacesRequests(t *testing.T) {
 	const delay = 200 * time.Millisecond
 	o := newOrigin(t, "", hello)

@@ -193,7 +193,7 @@ func (p *Proxy) upgrade(w http.ResponseWriter, r *http.Request, u *url.URL, rc *
 		h.Add("Via", p.via)
 		x.status, x.outcome = resp.StatusCode, "forwarded"
 		w.WriteHeader(resp.StatusCode)
-		_, n, _, err := relay(w, resp.Body, rc.MaxResponseBytes, false, 0, resp.ContentLength)
+		_, n, _, err := relay(w, resp.Body, rc.MaxResponseBytes, false, 0, resp.ContentLength, nil)
 		x.Bytes, outcome.Bytes = n, n
 		if err != nil {
 			x.Error, outcome.Err = err.Error(), err
