@@ -12,8 +12,11 @@
 #   DELAY [200ms]              per-host delay given to both crawlers
 #   MAX_DURATION [150s]        time cap of each crawler (0: none); the table
 #                              counts the pages each fetched within it
-#   CRAWLERS ["colly courtesy"] which to run, in order; the ratios compare the
-#                              last with the first
+#   CRAWLERS ["colly-stock colly courtesy"] which to run, in order; the
+#                              ratios compare the last with each other one.
+#                              colly-stock is colly as shipped (Go's default
+#                              Transport, its own visited check), colly the
+#                              tuned set-up (bench/crawl/colly/main.go)
 #   COURTESY_ARGS []           extra flags for `courtesy crawl` (its defaults
 #                              otherwise, 256 workers among them)
 #   TIMEOUT [10m]              kill a crawler still running after this long
@@ -30,7 +33,7 @@ SITES=${SITES:-2000}
 PAGES=${PAGES:-50}
 DELAY=${DELAY:-200ms}
 MAX_DURATION=${MAX_DURATION:-150s}
-CRAWLERS=${CRAWLERS:-colly courtesy}
+CRAWLERS=${CRAWLERS:-colly-stock colly courtesy}
 COURTESY_ARGS=${COURTESY_ARGS:-}
 TIMEOUT=${TIMEOUT:-10m}
 KEEP=${KEEP:-0}
@@ -95,10 +98,13 @@ stop_testweb() {
 	[[ $KEEP == 1 ]] || rm -f "$WORK/$1.log"
 }
 
+# run_colly NAME [FLAGS]: colly-bench as NAME.
 run_colly() {
-	"$BIN/measure" -o "$WORK/colly.measure.json" -label colly -timeout "$TIMEOUT" -- \
+	local name=$1
+	shift
+	"$BIN/measure" -o "$WORK/$name.measure.json" -label "$name" -timeout "$TIMEOUT" -- \
 		"$BIN/colly-bench" -seeds "$WORK/seeds.txt" -addr "$ADDR" -delay "$DELAY" \
-		-max-duration "$MAX_DURATION" -o "$WORK/colly.summary.json" || log "colly exited with $?"
+		-max-duration "$MAX_DURATION" -o "$WORK/$name.summary.json" "$@" || log "$name exited with $?"
 }
 
 run_courtesy() {
@@ -125,7 +131,8 @@ for c in $CRAWLERS; do
 	log "running $c against testweb at $ADDR"
 	ok=1
 	case $c in
-	colly) run_colly ;;
+	colly) run_colly colly ;;
+	colly-stock) run_colly colly-stock -stock ;;
 	courtesy) run_courtesy || ok=0 ;;
 	*)
 		log "unknown crawler $c"

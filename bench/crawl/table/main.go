@@ -140,16 +140,21 @@ func writeTable(w io.Writer, rows []row) {
 			r.m.CPUSeconds, r.cpuMsPerPage(), r.m.MaxRSSMB, exit,
 			r.r.Overlaps, r.r.MinDelayViolations, r.r.Disallowed, r.r.BeforeRobots)
 	}
-	if len(rows) < 2 || !rows[0].ok || !rows[len(rows)-1].ok {
+	if len(rows) < 2 || !rows[len(rows)-1].ok {
 		return
 	}
-	base, last := rows[0], rows[len(rows)-1]
-	speed := div(last.pagesPerSec(), base.pagesPerSec())
-	cpu := div(last.cpuMsPerPage(), base.cpuMsPerPage())
-	rss := div(last.m.MaxRSSMB, base.m.MaxRSSMB)
+	last := rows[len(rows)-1]
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%s / %s: pages/s x%.2f (target >= 3: %s), CPU per page x%.2f (target <= 0.33: %s), max RSS x%.2f (%.0f MB, target < 500 MB: %s)\n",
-		last.name, base.name, speed, verdict(speed >= 3), cpu, verdict(cpu <= 1.0/3), rss, last.m.MaxRSSMB, verdict(last.m.MaxRSSMB < 500))
+	for _, base := range rows[:len(rows)-1] {
+		if !base.ok {
+			continue
+		}
+		speed := div(last.pagesPerSec(), base.pagesPerSec())
+		cpu := div(last.cpuMsPerPage(), base.cpuMsPerPage())
+		rss := div(last.m.MaxRSSMB, base.m.MaxRSSMB)
+		fmt.Fprintf(w, "%s / %s: pages/s x%.2f (target >= 3: %s), CPU per page x%.2f (target <= 0.33: %s), max RSS x%.2f (%.0f MB, target < 500 MB: %s)\n",
+			last.name, base.name, speed, verdict(speed >= 3), cpu, verdict(cpu <= 1.0/3), rss, last.m.MaxRSSMB, verdict(last.m.MaxRSSMB < 500))
+	}
 }
 
 func verdict(ok bool) string {

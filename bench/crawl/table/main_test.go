@@ -35,6 +35,9 @@ func TestTable(t *testing.T) {
 			"| courtesy | 100000 | 102000 | 50.0 | 2000 | 10.0 | 0.10 | 300 | 0 |",
 			"courtesy / colly: pages/s x5.00 (target >= 3: met), CPU per page x0.05 (target <= 0.33: met), max RSS x0.15 (300 MB, target < 500 MB: met)",
 		}, nil},
+		{"two baselines", []string{"colly", "broken", "courtesy"}, []string{
+			"courtesy / colly: pages/s x5.00",
+		}, []string{"courtesy / broken"}},
 		{"courtesy not run", []string{"colly", "absent"}, []string{"| absent | not run |"}, []string{"absent / colly"}},
 		{"broken json", []string{"broken"}, []string{"| broken | crawltable:"}, nil},
 		{"slower crawler", []string{"courtesy", "colly"}, []string{"(target >= 3: NOT met)", "target < 500 MB: NOT met"}, nil},
