@@ -12,7 +12,7 @@ import (
 
 // benchProxy measures the proxy's own cost per request over loopback, the
 // gate open (no delay, many in flight), with 1 KB pages.
-func benchProxy(b *testing.B, cacheable bool) {
+func benchProxy(b *testing.B, cacheable bool, parallelism int) {
 	page := make([]byte, 1024)
 	o := newOrigin(&testing.T{}, "", func(w http.ResponseWriter, r *http.Request) {
 		if cacheable {
@@ -47,7 +47,13 @@ func benchProxy(b *testing.B, cacheable bool) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	b.SetParallelism(32)
+	if parallelism == 0 {
+		for range b.N {
+			get()
+		}
+		return
+	}
+	b.SetParallelism(parallelism)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			get()
@@ -55,5 +61,9 @@ func benchProxy(b *testing.B, cacheable bool) {
 	})
 }
 
-func BenchmarkProxyMiss(b *testing.B) { benchProxy(b, false) }
-func BenchmarkProxyHit(b *testing.B)  { benchProxy(b, true) }
+func BenchmarkProxyMiss(b *testing.B) { benchProxy(b, false, 32) }
+func BenchmarkProxyHit(b *testing.B)  { benchProxy(b, true, 32) }
+
+// BenchmarkProxyMissSerial is one client asking one request at a time: the
+// shape of the latency bar (miss-1c in bench/proxy/run.sh).
+func BenchmarkProxyMissSerial(b *testing.B) { benchProxy(b, false, 0) }

@@ -101,6 +101,13 @@ type Config struct {
 	// MaxIdleConnsPerHost is how many idle origin connections are kept per
 	// host. Default 256 (net/http's 2 doubled the CPU per request).
 	MaxIdleConnsPerHost int `yaml:"max-idle-conns-per-host"`
+	// MaxIdleConns bounds the idle origin connections kept in all (by
+	// each of the proxy's two origin clients); past it the oldest is
+	// closed. Default 4096.
+	MaxIdleConns int `yaml:"max-idle-conns"`
+	// IdleConnTimeout closes an idle origin connection after this long,
+	// whether or not another request comes. Default 90s (as net/http).
+	IdleConnTimeout time.Duration `yaml:"idle-conn-timeout"`
 
 	// AllowPrivate lets requests reach loopback, private and link-local
 	// destinations (the SSRF guard refuses them by default).
@@ -196,8 +203,8 @@ func (c Config) Validate() error {
 	if c.MaxHeaderBytes < 0 || c.MaxHeaderBytes > 16<<20 {
 		bad("max-header-bytes %d outside 0..%d", c.MaxHeaderBytes, 16<<20)
 	}
-	if c.MaxIdleConnsPerHost < 0 {
-		bad("max-idle-conns-per-host must not be negative")
+	if c.MaxIdleConnsPerHost < 0 || c.MaxIdleConns < 0 || c.MaxIdleConns > maxQueueLimit || c.IdleConnTimeout < 0 {
+		bad("max-idle-conns-per-host, max-idle-conns (at most %d) and idle-conn-timeout must not be negative", maxQueueLimit)
 	}
 	ws := c.WebSocket
 	if ws.IdleTimeout < 0 || ws.MaxLifetime < 0 || ws.MaxBytes < 0 {
@@ -250,6 +257,8 @@ func (c Config) withDefaults() Config {
 	defInt(&c.MaxQueue, 10000)
 	defInt(&c.MaxPerClient, 1000)
 	defInt(&c.MaxIdleConnsPerHost, 256)
+	defInt(&c.MaxIdleConns, 4096)
+	def(&c.IdleConnTimeout, 90*time.Second)
 	defInt(&c.TraceSize, 200)
 	def(&c.WebSocket.IdleTimeout, 60*time.Second)
 	def(&c.WebSocket.MaxLifetime, time.Hour)

@@ -33,19 +33,34 @@ type originPool struct {
 	// maxIdlePerHost bounds the idle connections kept per origin address,
 	// maxIdle those kept in all.
 	maxIdlePerHost, maxIdle int
-	// idleTimeout: an idle connection older than this is closed, not
-	// reused.
+	// idleTimeout: a connection idle for this long is closed by the
+	// reaper (reap), whether or not another request comes.
 	idleTimeout time.Duration
 	// headerTimeout bounds the wait for the response header; 0: none.
 	headerTimeout time.Duration
 	// maxHeaderBytes bounds the response header read.
 	maxHeaderBytes int64
 
-	// mu guards idle and n.
+	// reapMu is held by reap until it has closed what it took, and by
+	// closeIdle, which so waits for a reap in progress. Taken before mu.
+	reapMu sync.Mutex
+
+	// mu guards the idle connections: idle, n, the list through
+	// oldest/newest and the reaper's timer.
 	mu struct {
 		sync.Mutex
 		idle map[string][]*originConn // address -> idle connections, oldest first
 		n    int                      // idle connections in all
+		// oldest and newest end the list of all idle connections in the
+		// order they became idle (originConn.prev/next), so that the
+		// reaper and the total cap find the oldest at once.
+		oldest, newest *originConn
+		// reaper runs reap when the oldest idle connection times out;
+		// armed: it is scheduled. One timer for the pool, created at the
+		// first put, rather than one per connection: a put costs a flag
+		// test, not a timer.
+		reaper *time.Timer
+		armed  bool
 	}
 }
 
@@ -60,6 +75,9 @@ type originConn struct {
 	// maxHeaderBytes.
 	limit     int64
 	idleSince time.Time
+	// prev and next link the pool's list of idle connections (guarded by
+	// the pool's mu); nil while the connection is in use.
+	prev, next *originConn
 }
 
 // errHeaderTooLong is returned when an origin's response header exceeds
@@ -232,7 +250,8 @@ func (o *originPool) release(oc *originConn, stop func() bool, reuse, deadline b
 }
 
 // get takes the newest idle connection to key that is not too old; nil
-// when there is none.
+// when there is none. (The reaper closes old ones on time; one it has not
+// reached yet is closed here.)
 func (o *originPool) get(key string) (*originConn, bool) {
 	now := time.Now()
 	var stale []*originConn
@@ -246,7 +265,7 @@ func (o *originPool) get(key string) (*originConn, bool) {
 		} else {
 			o.mu.idle[key] = l
 		}
-		o.mu.n--
+		o.unlinkLocked(c)
 		if now.Sub(c.idleSince) < o.idleTimeout {
 			oc = c
 			break
@@ -260,42 +279,132 @@ func (o *originPool) get(key string) (*originConn, bool) {
 	return oc, oc != nil
 }
 
-// put keeps an idle connection, closing it when the bounds are reached,
-// and closes the key's connections idle for longer than idleTimeout.
+// put keeps an idle connection. A key that has maxIdlePerHost already
+// closes the new one (its older ones are as good); a pool that has
+// maxIdle closes its oldest, which is the least likely to be asked for
+// again, as http.Transport does.
 func (o *originPool) put(oc *originConn) {
 	oc.idleSince = time.Now()
-	var drop []*originConn
+	var drop *originConn
 	o.mu.Lock()
 	l := o.mu.idle[oc.key]
-	for len(l) > 0 && oc.idleSince.Sub(l[0].idleSince) >= o.idleTimeout {
-		drop = append(drop, l[0])
-		l[0] = nil
-		l = l[1:]
-		o.mu.n--
+	if len(l) >= o.maxIdlePerHost || o.maxIdle <= 0 {
+		o.mu.Unlock()
+		_ = oc.c.Close()
+		return
 	}
-	if len(l) < o.maxIdlePerHost && o.mu.n < o.maxIdle {
-		l = append(l, oc)
-		o.mu.n++
-	} else {
-		drop = append(drop, oc)
+	if o.mu.n >= o.maxIdle {
+		drop = o.mu.oldest
+		o.removeOldestLocked()
+		l = o.mu.idle[oc.key] // drop may have been of this key
 	}
-	if len(l) == 0 {
-		delete(o.mu.idle, oc.key)
-	} else {
-		o.mu.idle[oc.key] = l
+	o.mu.idle[oc.key] = append(l, oc)
+	o.linkLocked(oc)
+	if !o.mu.armed {
+		// The list was empty (reap disarms only then): oc is the
+		// oldest, and times out first.
+		o.mu.armed = true
+		if o.mu.reaper == nil {
+			o.mu.reaper = time.AfterFunc(o.idleTimeout, o.reap)
+		} else {
+			o.mu.reaper.Reset(o.idleTimeout)
+		}
 	}
 	o.mu.Unlock()
-	for _, c := range drop {
+	if drop != nil {
+		_ = drop.c.Close()
+	}
+}
+
+// reap closes the connections idle for idleTimeout or longer and
+// schedules itself for the next oldest; it runs on the reaper timer's
+// goroutine. Without it a connection would stay open until its key was
+// asked for again: a proxy that was busy with 1,000 hosts would keep up
+// to 1,000 sockets open to them indefinitely.
+func (o *originPool) reap() {
+	o.reapMu.Lock()
+	defer o.reapMu.Unlock()
+	now := time.Now()
+	var expired []*originConn
+	o.mu.Lock()
+	if !o.mu.armed {
+		o.mu.Unlock() // stopped by closeIdle after firing
+		return
+	}
+	for c := o.mu.oldest; c != nil && now.Sub(c.idleSince) >= o.idleTimeout; c = o.mu.oldest {
+		o.removeOldestLocked()
+		expired = append(expired, c)
+	}
+	if c := o.mu.oldest; c != nil {
+		o.mu.reaper.Reset(c.idleSince.Add(o.idleTimeout).Sub(now))
+	} else {
+		o.mu.armed = false
+	}
+	o.mu.Unlock()
+	for _, c := range expired {
 		_ = c.c.Close()
 	}
 }
 
-// closeIdle closes every idle connection.
+// removeOldestLocked takes the oldest idle connection out of the pool. It
+// is the oldest of its key too (both lists are in the order connections
+// became idle), so it is the first of its key's list.
+func (o *originPool) removeOldestLocked() {
+	c := o.mu.oldest
+	l := o.mu.idle[c.key]
+	l[0] = nil
+	if l = l[1:]; len(l) == 0 {
+		delete(o.mu.idle, c.key)
+	} else {
+		o.mu.idle[c.key] = l
+	}
+	o.unlinkLocked(c)
+}
+
+// linkLocked appends c to the list of idle connections, as the newest.
+func (o *originPool) linkLocked(c *originConn) {
+	c.prev, c.next = o.mu.newest, nil
+	if o.mu.newest != nil {
+		o.mu.newest.next = c
+	} else {
+		o.mu.oldest = c
+	}
+	o.mu.newest = c
+	o.mu.n++
+}
+
+// unlinkLocked removes c from the list of idle connections.
+func (o *originPool) unlinkLocked(c *originConn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		o.mu.oldest = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		o.mu.newest = c.prev
+	}
+	c.prev, c.next = nil, nil
+	o.mu.n--
+}
+
+// closeIdle closes every idle connection and stops the reaper, waiting
+// for a reap in progress (Proxy.Close). Like
+// http.Transport.CloseIdleConnections it does not disable the pool: a
+// connection released later is kept, and the reaper scheduled again.
 func (o *originPool) closeIdle() {
+	o.reapMu.Lock() // after a reap in progress has closed what it took
+	defer o.reapMu.Unlock()
 	o.mu.Lock()
 	idle := o.mu.idle
 	o.mu.idle = map[string][]*originConn{}
 	o.mu.n = 0
+	o.mu.oldest, o.mu.newest = nil, nil
+	if o.mu.armed {
+		o.mu.reaper.Stop()
+		o.mu.armed = false
+	}
 	o.mu.Unlock()
 	for _, l := range idle {
 		for _, c := range l {

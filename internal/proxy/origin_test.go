@@ -9,11 +9,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/config"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
 )
 
 // testPool is an originPool dialling plain TCP on loopback.
@@ -436,4 +441,334 @@ func FuzzOriginResponse(f *testing.F) {
 			t.Fatalf("read a body of %d bytes from %d bytes", n, len(raw))
 		}
 	})
+}
+
+// pipeOrigin is an in-memory origin for tests in a synctest bubble: dial
+// returns one end of a net.Pipe whose other end answers every request
+// with "ok" until the pool closes it. It counts dials and closes, per
+// address.
+type pipeOrigin struct {
+	mu     sync.Mutex
+	dials  map[string]int
+	closed map[string]int
+}
+
+func newPipeOrigin() *pipeOrigin {
+	return &pipeOrigin{dials: map[string]int{}, closed: map[string]int{}}
+}
+
+func (p *pipeOrigin) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, s := net.Pipe()
+	p.mu.Lock()
+	p.dials[addr]++
+	p.mu.Unlock()
+	go func() {
+		defer s.Close()
+		br := bufio.NewReader(s)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				p.mu.Lock()
+				p.closed[addr]++ // the pool closed its end
+				p.mu.Unlock()
+				return
+			}
+			_ = req.Body.Close()
+			if _, err := io.WriteString(s, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
+				return
+			}
+		}
+	}()
+	return c, nil
+}
+
+// counts returns the dials and closes seen for addr.
+func (p *pipeOrigin) counts(addr string) (dials, closed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dials[addr], p.closed[addr]
+}
+
+// get sends one GET for http://addr/ through o and reads the body.
+func (p *pipeOrigin) get(t *testing.T, o *originPool, addr string) {
+	t.Helper()
+	if _, body, err := roundTripBody(t, o, http.MethodGet, "http://"+addr+"/"); err != nil || body != "ok" {
+		t.Fatalf("GET %s: %q %v", addr, body, err)
+	}
+}
+
+// An idle connection is closed when it has been idle for idleTimeout,
+// without any request to its origin or any other; one used again in the
+// meantime counts its idle time from its last use.
+func TestOriginPoolReaperClosesIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		po := newPipeOrigin()
+		o := newOriginPool(po.dial, 4, 16, time.Minute, 0, 64<<10)
+		defer o.closeIdle()
+		po.get(t, o, "a.test:80")
+		po.get(t, o, "b.test:80")
+		time.Sleep(30 * time.Second)
+		po.get(t, o, "a.test:80") // reused: idle again from now
+		synctest.Wait()
+		if n := o.idleCount(); n != 2 {
+			t.Fatalf("after 30 s: %d idle, want 2", n)
+		}
+
+		time.Sleep(30*time.Second + time.Millisecond) // b idle for 1 min
+		synctest.Wait()
+		if d, c := po.counts("b.test:80"); d != 1 || c != 1 {
+			t.Errorf("b after 1 min idle: %d dials, %d closed, want 1, 1", d, c)
+		}
+		if d, c := po.counts("a.test:80"); d != 1 || c != 0 {
+			t.Errorf("a after 30 s idle: %d dials, %d closed, want 1, 0", d, c)
+		}
+		if n := o.idleCount(); n != 1 {
+			t.Errorf("idle = %d, want 1", n)
+		}
+
+		time.Sleep(30 * time.Second) // a idle for 1 min
+		synctest.Wait()
+		if _, c := po.counts("a.test:80"); c != 1 {
+			t.Errorf("a after 1 min idle: %d closed, want 1", c)
+		}
+		if n := o.idleCount(); n != 0 {
+			t.Errorf("idle = %d, want 0", n)
+		}
+
+		// The reaper is scheduled again for the next idle connection.
+		po.get(t, o, "a.test:80")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if d, c := po.counts("a.test:80"); d != 2 || c != 2 {
+			t.Errorf("a, second connection: %d dials, %d closed, want 2, 2", d, c)
+		}
+	})
+}
+
+// trackedConn records whether it was closed.
+type trackedConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *trackedConn) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// The idle bounds: maxIdlePerHost per origin (the new connection is
+// closed past it) and maxIdle in all (the oldest is closed past it).
+func TestOriginPoolIdleCaps(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		perHost, total  int
+		keys            []string // connections put back, one a second
+		wantIdle        int
+		wantClosed      []int // indexes into keys
+		wantGetNewestOf string
+		wantGetIndex    int // the connection get(wantGetNewestOf) returns
+	}{
+		{"under the caps", 2, 4, []string{"a", "b", "a"}, 3, nil, "a", 2},
+		{"per host: the new one closed", 2, 8, []string{"a", "a", "a", "b"}, 3, []int{2}, "a", 1},
+		{"total: the oldest closed", 4, 3, []string{"a", "b", "c", "d", "e"}, 3, []int{0, 1}, "c", 2},
+		{"total: the oldest of the same host", 4, 2, []string{"a", "a", "a"}, 2, []int{0}, "a", 2},
+		{"total, oldest host emptied", 4, 2, []string{"a", "b", "b"}, 2, []int{0}, "b", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				o := newOriginPool(nil, tc.perHost, tc.total, time.Hour, 0, 64<<10)
+				defer o.closeIdle()
+				conns := make([]*trackedConn, len(tc.keys))
+				for i, k := range tc.keys {
+					c, s := net.Pipe()
+					defer s.Close()
+					conns[i] = &trackedConn{Conn: c}
+					o.put(&originConn{c: conns[i], key: k})
+					time.Sleep(time.Second)
+				}
+				if got := o.idleCount(); got != tc.wantIdle {
+					t.Errorf("idle = %d, want %d", got, tc.wantIdle)
+				}
+				for i, c := range conns {
+					want := false
+					for _, j := range tc.wantClosed {
+						want = want || i == j
+					}
+					if c.closed.Load() != want {
+						t.Errorf("connection %d (%s): closed %v, want %v", i, tc.keys[i], c.closed.Load(), want)
+					}
+				}
+				oc, ok := o.get(tc.wantGetNewestOf)
+				if !ok || oc.c != conns[tc.wantGetIndex] {
+					t.Errorf("get(%s) did not return connection %d", tc.wantGetNewestOf, tc.wantGetIndex)
+				}
+				if got := o.idleCount(); got != tc.wantIdle-1 {
+					t.Errorf("idle after get = %d, want %d", got, tc.wantIdle-1)
+				}
+				checkIdleList(t, o)
+			})
+		})
+	}
+}
+
+// checkIdleList checks the pool's invariants: the list of all idle
+// connections holds exactly those of the per-key lists, in the order they
+// became idle, and n counts them.
+func checkIdleList(t *testing.T, o *originPool) {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	inKeys := map[*originConn]bool{}
+	for k, l := range o.mu.idle {
+		if len(l) == 0 {
+			t.Errorf("key %s has an empty list", k)
+		}
+		for _, c := range l {
+			inKeys[c] = true
+		}
+	}
+	n := 0
+	var prev *originConn
+	for c := o.mu.oldest; c != nil; c = c.next {
+		if c.prev != prev {
+			t.Fatal("idle list: broken prev link")
+		}
+		if prev != nil && c.idleSince.Before(prev.idleSince) {
+			t.Error("idle list out of order")
+		}
+		if !inKeys[c] {
+			t.Error("idle list holds a connection of no key")
+		}
+		prev = c
+		n++
+	}
+	if prev != o.mu.newest || n != len(inKeys) || n != o.mu.n {
+		t.Errorf("idle list of %d, keys hold %d, n = %d", n, len(inKeys), o.mu.n)
+	}
+}
+
+// closeIdle closes every idle connection and stops the reaper: nothing
+// is left running (synctest.Test fails on a goroutine left blocked), and
+// a connection released later is reaped again.
+func TestOriginPoolCloseIdleNoLeak(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		po := newPipeOrigin()
+		o := newOriginPool(po.dial, 4, 16, time.Minute, 0, 64<<10)
+		for _, a := range []string{"a.test:80", "b.test:80", "c.test:80"} {
+			po.get(t, o, a)
+		}
+		o.closeIdle()
+		synctest.Wait() // the origins' goroutines saw the close and ended
+		for _, a := range []string{"a.test:80", "b.test:80", "c.test:80"} {
+			if _, c := po.counts(a); c != 1 {
+				t.Errorf("%s: %d closed, want 1", a, c)
+			}
+		}
+		if n := o.idleCount(); n != 0 {
+			t.Errorf("idle after closeIdle = %d", n)
+		}
+		po.get(t, o, "a.test:80")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if d, c := po.counts("a.test:80"); d != 2 || c != 2 {
+			t.Errorf("after closeIdle, a: %d dials, %d closed, want 2, 2", d, c)
+		}
+		o.closeIdle()
+	})
+}
+
+// Through the proxy: an origin connection idle for proxy.idle-conn-timeout
+// is closed with no further request (the origin sees it close).
+func TestProxyClosesIdleOriginConns(t *testing.T) {
+	// The connections that carried pages (not the gate's robots.txt
+	// fetch, which has a client of its own) and those closed.
+	var (
+		mu            sync.Mutex
+		pages, closed = map[string]bool{}, map[string]bool{}
+	)
+	o := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		pages[r.RemoteAddr] = true
+		mu.Unlock()
+		hello(w, r)
+	}))
+	o.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			mu.Lock()
+			closed[c.RemoteAddr().String()] = true
+			mu.Unlock()
+		}
+	}
+	o.Start()
+	t.Cleanup(o.Close)
+	// Long enough that the connection is still idle when checked below,
+	// even on a loaded machine.
+	e := newEnv(t, envOpts{cfg: Config{IdleConnTimeout: time.Second}})
+	for _, p := range []string{"/a", "/b"} {
+		if r, body := e.get(o.URL + p); r.StatusCode != 200 || body != "hello "+p {
+			t.Fatalf("GET %s: %d %q", p, r.StatusCode, body)
+		}
+	}
+	if n := e.proxy.origin.idleCount(); n != 1 {
+		t.Fatalf("%d idle origin connections after the requests, want 1", n)
+	}
+	waitFor(t, "the idle origin connection to close", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for a := range pages {
+			if !closed[a] {
+				return false
+			}
+		}
+		return len(pages) > 0 && e.proxy.origin.idleCount() == 0
+	})
+}
+
+func TestIdleConnConfig(t *testing.T) {
+	file := t.TempDir() + "/c.yaml"
+	if err := os.WriteFile(file, []byte("max-idle-conns: 100\nidle-conn-timeout: 15s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var c Config
+	if err := config.Load(file, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxIdleConns != 100 || c.IdleConnTimeout != 15*time.Second {
+		t.Fatalf("loaded max-idle-conns %d, idle-conn-timeout %v", c.MaxIdleConns, c.IdleConnTimeout)
+	}
+	if d := (Config{}).withDefaults(); d.MaxIdleConns != 4096 || d.IdleConnTimeout != 90*time.Second {
+		t.Fatalf("defaults: max-idle-conns %d, idle-conn-timeout %v", d.MaxIdleConns, d.IdleConnTimeout)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"negative max-idle-conns", Config{MaxIdleConns: -1}},
+		{"huge max-idle-conns", Config{MaxIdleConns: maxQueueLimit + 1}},
+		{"negative idle-conn-timeout", Config{IdleConnTimeout: -time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), "idle") {
+				t.Fatalf("Validate = %v, want an error about idle connections", err)
+			}
+		})
+	}
+	g, err := politeness.New(politeness.Config{DefaultDelay: -1}, politeness.Backend{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Config{MaxIdleConns: 7, IdleConnTimeout: 3 * time.Second}, Options{Gate: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.origin.maxIdle != 7 || p.origin.idleTimeout != 3*time.Second ||
+		p.transport.MaxIdleConns != 7 || p.transport.IdleConnTimeout != 3*time.Second {
+		t.Fatalf("pool %d/%v, transport %d/%v, want 7/3s for both", p.origin.maxIdle, p.origin.idleTimeout,
+			p.transport.MaxIdleConns, p.transport.IdleConnTimeout)
+	}
 }

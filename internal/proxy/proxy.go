@@ -140,11 +140,12 @@ func New(cfg Config, o Options) (*Proxy, error) {
 	p.transport = &http.Transport{
 		Proxy:       nil, // never chain to the environment's proxy
 		DialContext: p.dial,
-		// Many hosts each keep a few idle connections: a small total would
-		// close and reopen them all the time.
-		MaxIdleConns:           max(8192, 4*rc.MaxIdleConnsPerHost),
+		// Bounds of the idle connections (the origin pool reads them from
+		// here too): the total is large, because many hosts each keep a
+		// few and a small total would close and reopen them all the time.
+		MaxIdleConns:           rc.MaxIdleConns,
 		MaxIdleConnsPerHost:    rc.MaxIdleConnsPerHost,
-		IdleConnTimeout:        90 * time.Second,
+		IdleConnTimeout:        rc.IdleConnTimeout,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ResponseHeaderTimeout:  rc.UpstreamHeaderTimeout,
 		ExpectContinueTimeout:  time.Second,
@@ -160,8 +161,8 @@ func New(cfg Config, o Options) (*Proxy, error) {
 }
 
 // SetConfig replaces the runtime configuration (the config file watcher
-// calls it). UpstreamHeaderTimeout and MaxIdleConnsPerHost apply only at
-// New.
+// calls it). UpstreamHeaderTimeout, MaxIdleConnsPerHost, MaxIdleConns and
+// IdleConnTimeout apply only at New.
 func (p *Proxy) SetConfig(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err

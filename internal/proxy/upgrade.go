@@ -154,7 +154,19 @@ func (p *Proxy) upgrade(w http.ResponseWriter, r *http.Request, u *url.URL, rc *
 		refuse(refusal{http.StatusServiceUnavailable, "websocket-limit", "too many open WebSockets", time.Second})
 		return
 	}
-	defer p.ws.drop(x.key)
+	// The socket is recorded (trace, metrics; finish still writes the
+	// log line) before it stops counting, so that whoever sees
+	// WebSockets() drop finds it in the trace; and both happen before
+	// the socket's tunnels count ends, so that Close returns with none.
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			p.record(x)
+			p.ws.drop(x.key)
+		}
+	}
+	defer release()
 
 	// The handshake is the request the gate spaces: it holds the slot
 	// until the origin's answer (or failure), and no longer.
@@ -210,6 +222,12 @@ func (p *Proxy) upgrade(w http.ResponseWriter, r *http.Request, u *url.URL, rc *
 	// The origin's 101 ends the handshake: free the host's slot before
 	// the client hears of it, so that its next request finds it free.
 	endHandshake()
+	// Counted from before the hijack: inside an intercepted tunnel
+	// (--mitm) the tunnel stops counting when its connection is hijacked
+	// (mitm.Server.ServeConn returns then), and Close must not see no
+	// tunnel in between and return with this socket about to open.
+	p.tunnels.Add(1)
+	defer p.tunnels.Done()
 	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		outcome.Err = err
@@ -237,13 +255,12 @@ func (p *Proxy) upgrade(w http.ResponseWriter, r *http.Request, u *url.URL, rc *
 	}
 	x.status, x.outcome = http.StatusSwitchingProtocols, "websocket"
 
-	p.tunnels.Add(1)
-	defer p.tunnels.Done()
 	_ = upstream.SetDeadline(time.Time{})
 	_ = client.SetDeadline(time.Time{})
 	// The readers may hold bytes already: a frame the origin sent right
 	// after its 101, or one the client sent early.
 	x.Bytes, x.Error = p.splice(client, brw.Reader, upstream, resp.body(), ws)
+	release() // before the deferred tunnels.Done
 }
 
 // handshake dials the origin and sends the handshake with the upgrade

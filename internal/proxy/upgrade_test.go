@@ -219,13 +219,18 @@ func TestWebSocketEcho(t *testing.T) {
 	c.Close()
 	waitFor(t, "socket closed", func() bool { return e.proxy.WebSockets() == 0 })
 
+	// The origin records the handshake when its handler returns, which
+	// may be a moment after the proxy closed its side.
 	var seen http.Header
-	for _, r := range o.pages() {
-		if r.path == "/ws" {
-			seen = r.header
+	waitFor(t, "the origin to record the handshake", func() bool {
+		for _, r := range o.pages() {
+			if r.path == "/ws" {
+				seen = r.header
+			}
 		}
-	}
-	if seen == nil || seen.Get("Upgrade") != "websocket" || seen.Get("Connection") != "Upgrade" ||
+		return seen != nil
+	})
+	if seen.Get("Upgrade") != "websocket" || seen.Get("Connection") != "Upgrade" ||
 		seen.Get("Sec-WebSocket-Key") == "" || !strings.Contains(seen.Get("Via"), "courtesy-") || seen.Get(HeaderMode) != "" {
 		t.Fatalf("origin saw header %v", seen)
 	}
@@ -328,7 +333,7 @@ func TestWebSocketBadHandshake(t *testing.T) {
 func TestWebSocketLimits(t *testing.T) {
 	t.Run("idle timeout", func(t *testing.T) {
 		o := wsOrigin(t, "")
-		e := newEnv(t, envOpts{cfg: Config{WebSocket: WebSocketConfig{IdleTimeout: 100 * time.Millisecond}}})
+		e := newEnv(t, envOpts{cfg: Config{WebSocket: WebSocketConfig{IdleTimeout: 300 * time.Millisecond}}})
 		c, br, resp := e.wsDial(o.URL + "/ws")
 		if resp.StatusCode != 101 {
 			t.Fatalf("status %d", resp.StatusCode)
@@ -482,6 +487,9 @@ func TestWebSocketWaitMode(t *testing.T) {
 	}
 	c.Close()
 	waitFor(t, "socket closed", func() bool { return e.proxy.WebSockets() == 0 })
+	// The origin records a request when its handler returns, which may
+	// be a moment after the proxy closed its side.
+	waitFor(t, "the origin to record the handshake", func() bool { return len(o.pages()) == 1 })
 	var robotsEnd, wsStart time.Time
 	o.mu.Lock()
 	for _, r := range o.reqs {
