@@ -330,6 +330,15 @@ func (g *Gate) acquireGrant(ctx context.Context, t target, delays Delays, lease 
 	d.Delays = effectiveDelay(delays)
 	if !gr.OK {
 		d.Reason, d.RetryAfter = gr.Reason, max(gr.Wait, 0)
+		if gr.Reason == ReasonConcurrency {
+			// gr.Wait is when the oldest lease expires (minutes), but a
+			// fetch in flight usually ends far sooner: the earliest the
+			// key can be asked again is one delay after it ends. Telling
+			// callers the lease's end parked a host for two minutes (a
+			// crawler's queue, a 429's Retry-After) whenever a robots.txt
+			// redirect or another process held its slot for a moment.
+			d.RetryAfter = min(d.RetryAfter, max(d.Delays.Effective, g.cfg.PollInterval))
+		}
 		switch gr.Reason {
 		case ReasonBackoff:
 			d.Detail = fmt.Sprintf("%s asked us to back off (429/503); %d ms left", t.key, d.RetryAfterMillis())

@@ -254,6 +254,30 @@ func TestWindows(t *testing.T) {
 	}
 }
 
+// TestConcurrencyRetryAfter: a busy key's RetryAfter is the earliest it
+// can be asked again (one delay after the fetch in flight ends, at least
+// the poll interval), not the end of the lease in flight (minutes).
+func TestConcurrencyRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  politeness.Config
+		want time.Duration
+	}{
+		{"delay", politeness.Config{DefaultDelay: 3 * time.Second}, 3 * time.Second},
+		{"no delay: poll interval", politeness.Config{DefaultDelay: -1, PollInterval: 250 * time.Millisecond}, 250 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.cfg, "")
+			p := tryGranted(t, f.g, "http://h.example/")
+			defer p.Release()
+			d := tryRefused(t, f.g, "http://h.example/")
+			if d.Reason != politeness.ReasonConcurrency || d.RetryAfter != tc.want {
+				t.Fatalf("%+v, want concurrency, retry after %v", d, tc.want)
+			}
+		})
+	}
+}
+
 func TestConcurrencyN(t *testing.T) {
 	f := newFixture(t, politeness.Config{MaxInFlight: 3, DefaultDelay: -1}, "")
 	var ps []*politeness.Permit
@@ -261,8 +285,8 @@ func TestConcurrencyN(t *testing.T) {
 		ps = append(ps, tryGranted(t, f.g, "http://h.example/"))
 	}
 	d := tryRefused(t, f.g, "http://h.example/")
-	if d.Reason != politeness.ReasonConcurrency || d.RetryAfter != 2*time.Minute {
-		t.Fatalf("4th: %+v, want concurrency until the first lease expires (2m)", d)
+	if d.Reason != politeness.ReasonConcurrency || d.RetryAfter != 100*time.Millisecond {
+		t.Fatalf("4th: %+v, want concurrency, retry after the poll interval (no delay; the leases end in 2m)", d)
 	}
 	// Another key is independent.
 	seedRobots(t, f.robots, "http://other.example", "", f.clock.Now())

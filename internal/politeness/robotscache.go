@@ -229,7 +229,54 @@ func (g *Gate) refreshRobots(ctx context.Context, t target, old *robotsView) (re
 	if err := g.noteRobotsDelay(ctx, t.key, v, g.now()); err != nil {
 		return refreshed{}, err
 	}
+	if err := g.keepRedirectTarget(ctx, t.origin, fr, took); err != nil {
+		return refreshed{}, err
+	}
 	return refreshed{view: v}, nil
+}
+
+// keepRedirectTarget stores what a robots.txt redirect chain ended on as
+// the robots.txt of that host too, when it was exactly another origin's
+// /robots.txt (http://a.example/robots.txt → https://www.a.example/robots.txt,
+// the common case): the document is that host's own robots.txt, so its
+// Crawl-delay binds the host's next request at once, and no second fetch
+// of the same file is made. Without this, the host's own first robots.txt
+// fetch came at the configured delay after the hop, though the hop had
+// just shown a longer Crawl-delay. A host whose rules are fresh is left
+// alone; a chain that failed or did not end on a response stores nothing.
+func (g *Gate) keepRedirectTarget(ctx context.Context, origin string, fr fetchResult, took time.Duration) error {
+	f := fr.final
+	if f == nil || fr.err != nil || fr.tooManyRedirects || f.Path != "/robots.txt" || f.RawQuery != "" || f.User != nil {
+		return nil
+	}
+	other := Origin(f)
+	if other == origin {
+		return nil
+	}
+	t, err := g.target(ctx, f)
+	if err != nil {
+		return nil // not a URL the gate would fetch: nothing to keep
+	}
+	now := g.now()
+	old, err := g.loadView(ctx, other, now)
+	if err != nil {
+		return err
+	}
+	if old.fresh(now) {
+		return nil
+	}
+	var prev *RobotsEntry
+	if old != nil {
+		prev = &old.entry
+	}
+	e := g.classify(other, prev, fr, now)
+	if err := g.rstore.PutRobots(ctx, e); err != nil {
+		return fmt.Errorf("politeness: robots store: %w", err)
+	}
+	v := g.buildView(e, now)
+	g.cacheView(v)
+	g.obs.RobotsFetched(other, e.Result, e.Result == RobotsUnavailable && !v.blocked, took)
+	return g.noteRobotsDelay(ctx, t.key, v, now)
 }
 
 // fetchResult is the raw outcome of one robots.txt fetch.
@@ -240,6 +287,9 @@ type fetchResult struct {
 	err        error
 	// tooManyRedirects: the chain was longer than MaxRedirects.
 	tooManyRedirects bool
+	// final is the URL of the last request made (the end of a redirect
+	// chain, or origin/robots.txt).
+	final *url.URL
 }
 
 // fetchRobots GETs origin/robots.txt under p, the slot of origin's key,
@@ -259,6 +309,7 @@ func (g *Gate) fetchRobots(ctx context.Context, origin string, p *Permit) fetchR
 		fr, loc := g.getRobots(ctx, next)
 		if loc == nil {
 			done(fr)
+			fr.final, _ = url.Parse(next)
 			return fr
 		}
 		if hop >= g.cfg.Robots.MaxRedirects {
