@@ -76,8 +76,8 @@ func TestTestwebSites(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3+36 {
-		t.Errorf("%d sites, want 39", len(lines))
+	if len(lines) != 3+38 {
+		t.Errorf("%d sites, want 41", len(lines))
 	}
 	var s struct {
 		Host         string  `json:"host"`

@@ -138,6 +138,34 @@ func TestCrawlTestwebPoliteness(t *testing.T) {
 	if rep.Traps[testweb.TrapNearDup] > lim.MaxDuplicatesPerSite+1 {
 		t.Errorf("near-duplicate trap: %d URLs fetched, want at most %d", rep.Traps[testweb.TrapNearDup], lim.MaxDuplicatesPerSite+1)
 	}
+	// robots Host and REGP Mirror-site (docs/crawl.md "Host rewriting"):
+	// the names robots.txt sends the crawler away from get their
+	// robots.txt and nothing else; the Host target and both mirrors are
+	// crawled, the mirrors sharing mirrored.test's pages without overlap.
+	if rep.NonCanonical != 0 {
+		t.Errorf("%d requests to non-canonical hosts past their robots.txt, want 0", rep.NonCanonical)
+	}
+	for _, s := range web.Sites() {
+		for _, h := range s.NonCanonical {
+			if hs := rep.Host(h); hs == nil || hs.RobotsRequests == 0 || hs.Requests != hs.RobotsRequests {
+				t.Errorf("%s: %+v, want only robots.txt requests", h, hs)
+			}
+		}
+	}
+	if hs := rep.Host("canonical.test"); hs == nil || hs.Requests <= hs.RobotsRequests {
+		t.Errorf("canonical.test (the Host target) not crawled: %+v", hs)
+	}
+	if len(rep.MirrorLoad) != 1 {
+		t.Fatalf("mirror load %+v, want one site", rep.MirrorLoad)
+	}
+	for i, n := range rep.MirrorLoad[0].Pages {
+		if n == 0 {
+			t.Errorf("mirror %s served no page: %+v", rep.MirrorLoad[0].Mirrors[i], rep.MirrorLoad[0])
+		}
+	}
+	if ml := rep.MirrorLoad[0]; ml.Overlap != 0 {
+		t.Errorf("%d paths fetched from both mirrors, want 0: %+v", ml.Overlap, ml)
+	}
 	if len(sum.Retired) == 0 || sum.Retired["robots-503.test"] == "" {
 		t.Errorf("hosts whose robots.txt answered 503 not retired: %v", sum.Retired)
 	}

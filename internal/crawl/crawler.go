@@ -317,7 +317,7 @@ func (c *Crawler) open(ctx context.Context) error {
 	c.rstore = politeness.NewKVRobotsStore(c.db)
 	c.gate, err = politeness.New(pcfg, politeness.Backend{
 		Robots: c.rstore, Delays: politeness.NewKVDelayStore(c.db), HTTPClient: robotsClient,
-		Observer: robotsObserver{c.metrics},
+		Observer: robotsObserver{m: c.metrics, refreshed: c.robotsRefreshed},
 	})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)

@@ -29,16 +29,44 @@ package crawl
 // is queued instead, as a redirect is a link (seed 001 §3.4). Fetching
 // them once would spend a request per URL on exactly the duplicate the
 // seed tells crawlers to avoid.
+//
+// Several mirrors spread the load, as the seed says they are there for:
+// a URL of the declaring origin goes to one of its in-scope mirrors (at
+// most maxMirrors) chosen by rendezvous hashing of its path (highest
+// random weight: each mirror scores hash(mirror, path), the highest
+// wins). The choice depends on the URL and the mirror names only, so a
+// URL always maps to the same mirror, across a resume and a reordered
+// robots.txt too, and the frontier's seen-test stays exact; a mirror
+// added or removed moves only the URLs it gains or loses.
+//
+// A learned rule lives as long as its robots.txt says it. It is due for a
+// re-check when the robots.txt entry it was read from expires (the gate's
+// robots cache, 24 h by default), and at once for rules loaded from an
+// earlier run. While a rule is due, one leased URL of its origin per
+// probeInterval is left on the origin instead of being moved (URLs found
+// meanwhile are queued there too until one is leased): it goes through
+// the gate, which fetches the robots.txt again, and the crawler then
+// re-reads the entry (recheckHostRules). A 2xx file without the
+// directive, a 4xx (no rules, RFC 9309 §2.3.1.3) or 401/403 drops the
+// rule (memory and bucket C/hostmap/, logged and counted), and URLs stay
+// on the origin from then on; a 5xx or an unreachable robots.txt keeps the
+// last known rule (RFC 9309 §2.3.1.4: the site is then treated as fully
+// disallowed, and its last good rules still hold). Any robots.txt fetch
+// the gate reports (robotsRefreshed) is re-read the same way, so an
+// origin whose refreshed file gains a directive is moved from then on.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
@@ -59,10 +87,23 @@ const (
 	// maxHostSpec bounds a host value: a DNS name is at most 253
 	// characters, plus scheme and port.
 	maxHostSpec = 300
+	// maxMirrors bounds the mirrors one origin's load is spread over;
+	// maxMirrorLines bounds the Mirror-site lines read to find them.
+	maxMirrors     = 16
+	maxMirrorLines = 64
+	// probeInterval is how often a URL of an origin whose learned rule is
+	// due is left on the origin, so that its robots.txt is fetched again.
+	probeInterval = time.Minute
+	// maxRefreshed bounds the origins whose robots.txt was fetched and
+	// not yet re-read (robotsRefreshed); beyond it one is forgotten, and
+	// its rule, if any, is re-checked when it falls due instead.
+	maxRefreshed = 10_000
 
 	// hostMapBucket holds the rules learned from robots.txt files, so a
 	// resumed crawl applies them before the host is contacted again: key
-	// "scheme://authority" of the origin, value "SOURCE TARGET-URL".
+	// "scheme://authority" of the origin, value "SOURCE TARGET-URL..."
+	// (one target, or every mirror of a Mirror-site rule, space
+	// separated).
 	hostMapBucket = "C/hostmap/"
 
 	// mdMoved is the URL metadata key holding the host a URL was moved
@@ -147,31 +188,147 @@ type hostRule struct {
 	// its origin); "" matches every scheme.
 	scheme string
 	to     hostSpec
+	// mirrors, when it holds two or more targets (to is the first), are
+	// the mirrors of a Mirror-site rule: each URL goes to the one chosen
+	// by pickMirror.
+	mirrors []hostSpec
 	// keepPort keeps the URL's port when to has none (an operator alias
 	// written without scheme and port names only another host name).
 	keepPort bool
 	source   string
+	// due is when a learned rule should be checked against a fresh
+	// robots.txt (the expiry of the entry it was read from); zero: never
+	// (operator rules).
+	due time.Time
+	// probe holds the earliest time, in Unix nanoseconds, another URL
+	// may be left on the origin to re-check a due rule. Shared by the
+	// copies of one rule.
+	probe *atomic.Int64
+}
+
+// sameTargets reports whether r and o move URLs to the same places.
+func (r *hostRule) sameTargets(o *hostRule) bool {
+	if r.scheme != o.scheme || r.to != o.to || r.keepPort != o.keepPort || r.source != o.source || len(r.mirrors) != len(o.mirrors) {
+		return false
+	}
+	for i := range r.mirrors {
+		if r.mirrors[i] != o.mirrors[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// targets returns every host the rule may move a URL to.
+func (r *hostRule) targets() []hostSpec {
+	if len(r.mirrors) > 1 {
+		return r.mirrors
+	}
+	return []hostSpec{r.to}
+}
+
+// target returns the host u goes to.
+func (r *hostRule) target(u *url.URL) hostSpec {
+	if len(r.mirrors) > 1 {
+		return r.mirrors[pickMirror(r.mirrors, u.EscapedPath())]
+	}
+	return r.to
+}
+
+// pickMirror chooses the mirror of a path by rendezvous hashing: the
+// mirror with the highest hash(mirror, path) wins. It depends on the
+// mirror names and the path only, never on the mirrors' order.
+func pickMirror(mirrors []hostSpec, path string) int {
+	best, bestScore := 0, uint64(0)
+	for i, m := range mirrors {
+		h := fnv1a(fnvOffset, m.scheme)
+		h = fnv1a(h, "://")
+		h = fnv1a(h, joinHost(m.host, m.port))
+		h = fnv1a(h, "\x00")
+		h = mix64(fnv1a(h, path))
+		if i == 0 || h > bestScore {
+			best, bestScore = i, h
+		}
+	}
+	return best
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnv1a continues a 64-bit FNV-1a hash with s: stable across runs and Go
+// versions, as the mirror choice must be.
+func fnv1a(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// mix64 is the splitmix64 finalizer: FNV's low bits mix poorly, and
+// rendezvous hashing compares whole values.
+func mix64(h uint64) uint64 {
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
 }
 
 // identity reports whether the rule leaves u where it is (an operator's
 // "host=host" pin).
 func (r *hostRule) identity(u *url.URL) bool {
-	return r.to.host == u.Hostname() && (r.to.scheme == "" || r.to.scheme == u.Scheme) &&
+	return len(r.mirrors) < 2 && r.to.host == u.Hostname() && (r.to.scheme == "" || r.to.scheme == u.Scheme) &&
 		(r.keepPort && r.to.port == "" || r.to.port == u.Port())
 }
 
 // apply returns u moved by r, normalized (a default port is dropped).
 func (r *hostRule) apply(u *url.URL, norm urlnorm.Options) (*url.URL, error) {
+	to := r.target(u)
 	nu := *u
-	if r.to.scheme != "" {
-		nu.Scheme = r.to.scheme
+	if to.scheme != "" {
+		nu.Scheme = to.scheme
 	}
-	port := r.to.port
+	port := to.port
 	if port == "" && r.keepPort {
 		port = u.Port()
 	}
-	nu.Host = joinHost(r.to.host, port)
+	nu.Host = joinHost(to.host, port)
 	return urlnorm.Normalize(nu.String(), norm)
+}
+
+// probeMode says whether resolve may leave a URL on the origin of a
+// learned rule due for a re-check, so that it goes through the gate and
+// the origin's robots.txt is fetched again.
+type probeMode int
+
+const (
+	// probeNone applies every rule (after the gate: the rule was just
+	// re-checked).
+	probeNone probeMode = iota
+	// probePeek leaves a discovered URL (link, seed) on the origin while
+	// the rule is due and no probe was sent in the last probeInterval.
+	probePeek
+	// probeClaim leaves a leased URL on the origin under the same
+	// condition, and makes it the probe: the next one may stay
+	// probeInterval later.
+	probeClaim
+)
+
+// probe reports whether mode leaves a URL on the origin of r at now.
+func (r *hostRule) probes(mode probeMode, now time.Time) bool {
+	if mode == probeNone || r.source == sourceOperator || r.due.IsZero() || now.Before(r.due) || r.probe == nil {
+		return false
+	}
+	next := r.probe.Load()
+	if now.UnixNano() < next {
+		return false
+	}
+	return mode == probePeek || r.probe.CompareAndSwap(next, now.Add(probeInterval).UnixNano())
 }
 
 // parseDuplicateHosts reads Config.DuplicateHosts: "ALIAS=CANONICAL"
@@ -219,7 +376,7 @@ func parseDuplicateHosts(entries []string) ([]operatorRule, error) {
 	}
 	for _, r := range out {
 		u := &url.URL{Scheme: "http", Host: joinHost(r.alias.host, r.alias.port), Path: "/"}
-		if _, _, loop := m.resolve(u); loop {
+		if _, _, loop := m.resolve(u, probeNone); loop {
 			return nil, fmt.Errorf("crawl: duplicate-hosts: %s is rewritten in a loop", u.Host)
 		}
 	}
@@ -236,11 +393,15 @@ type operatorRule struct {
 // fast path (no rules at all, the usual crawl) takes no lock.
 type hostMap struct {
 	norm    urlnorm.Options
+	now     func() time.Time
 	max     int          // rules learned from robots.txt, at most
 	n       atomic.Int64 // rules held; 0 skips the lock
 	learned atomic.Int64 // rules learned from robots.txt (bounded by max)
 	moved   atomic.Int64 // URLs moved this run
+	dropped atomic.Int64 // learned rules dropped this run
 	metric  *prometheus.CounterVec
+	// rules counts learned rules by event: learned, dropped.
+	rules *prometheus.CounterVec
 
 	// mu guards byAuthority and byHost.
 	mu sync.RWMutex
@@ -249,12 +410,24 @@ type hostMap struct {
 	byAuthority map[string][]hostRule
 	// byHost: operator aliases without a port, for every port.
 	byHost map[string]hostRule
+
+	// refreshed holds the origins whose robots.txt the gate fetched and
+	// the crawler has not re-read yet (at most maxRefreshed).
+	refreshed struct {
+		sync.Mutex
+		origins map[string]bool
+	}
 }
 
 func newHostMap(norm urlnorm.Options, maxLearned int) *hostMap {
-	return &hostMap{norm: norm, max: maxLearned, byAuthority: map[string][]hostRule{}, byHost: map[string]hostRule{},
+	m := &hostMap{norm: norm, now: time.Now, max: maxLearned, byAuthority: map[string][]hostRule{}, byHost: map[string]hostRule{},
 		metric: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_host_rewrites_total",
-			Help: "URLs moved to another host (robots Host, REGP Mirror-site, duplicate-hosts), by source."}, []string{"source"})}
+			Help: "URLs moved to another host (robots Host, REGP Mirror-site, duplicate-hosts), by source."}, []string{"source"}),
+		rules: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_host_rewrite_rules_total",
+			Help: "Host rewrite rules learned from robots.txt files, or dropped when a later robots.txt no longer had them."}, []string{"event"}),
+	}
+	m.refreshed.origins = map[string]bool{}
+	return m
 }
 
 func (m *hostMap) addOperator(r operatorRule) {
@@ -293,17 +466,24 @@ func (m *hostMap) findLocked(u *url.URL) (hostRule, bool) {
 // resolve follows the rules from u, at most maxRewriteChain of them. It
 // returns the final URL and the source of the first rule (nil when u stays
 // where it is); loop is true when the rules lead back to a host already
-// passed, in which case u is not moved.
-func (m *hostMap) resolve(u *url.URL) (moved *url.URL, source string, loop bool) {
+// passed, in which case u is not moved. A learned rule due for a
+// re-check may stop u on its origin, as mode says, so that the origin's
+// robots.txt is read again.
+func (m *hostMap) resolve(u *url.URL, mode probeMode) (moved *url.URL, source string, loop bool) {
 	if m.n.Load() == 0 {
 		return nil, "", false
 	}
+	var now time.Time
+	if mode != probeNone {
+		now = m.now()
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.resolveLocked(u)
+	return m.resolveLocked(u, mode, now)
 }
 
-func (m *hostMap) resolveLocked(u *url.URL) (*url.URL, string, bool) {
+// resolveLocked is resolve.
+func (m *hostMap) resolveLocked(u *url.URL, mode probeMode, now time.Time) (*url.URL, string, bool) {
 	cur := u
 	var seen [maxRewriteChain + 1]string
 	seen[0] = u.Scheme + "://" + u.Host
@@ -311,6 +491,9 @@ func (m *hostMap) resolveLocked(u *url.URL) (*url.URL, string, bool) {
 	for i := range maxRewriteChain {
 		r, ok := m.findLocked(cur)
 		if !ok || r.identity(cur) {
+			break
+		}
+		if r.probes(mode, now) {
 			break
 		}
 		next, err := r.apply(cur, m.norm)
@@ -335,6 +518,27 @@ func (m *hostMap) resolveLocked(u *url.URL) (*url.URL, string, bool) {
 	return cur, source, false
 }
 
+// reachesLocked reports whether the rules lead from the origin of t
+// (path "/") to origin: a rule from origin to t would then close a loop.
+func (m *hostMap) reachesLocked(t hostSpec, origin string) bool {
+	cur := &url.URL{Scheme: t.scheme, Host: joinHost(t.host, t.port), Path: "/"}
+	for range maxRewriteChain + 1 {
+		if cur.Scheme+"://"+cur.Host == origin {
+			return true
+		}
+		r, ok := m.findLocked(cur)
+		if !ok || r.identity(cur) {
+			return false
+		}
+		next, err := r.apply(cur, m.norm)
+		if err != nil {
+			return false
+		}
+		cur = next
+	}
+	return true // longer than any chain followed: treat as a loop
+}
+
 // errHostMapFull and errHostLoop refuse a learned rule.
 var (
 	errHostMapFull = errors.New("crawl: host rewrite limit reached")
@@ -342,7 +546,9 @@ var (
 )
 
 // setLearned sets (to non-nil) or removes (to nil) the robots.txt rule of
-// origin scheme://authority. It reports whether anything changed.
+// origin scheme://authority. It reports whether its targets changed (a
+// new due time alone is no change). Mirrors that would close a loop are
+// left out; a rule left with no target is refused (errHostLoop).
 func (m *hostMap) setLearned(scheme, authority string, to *hostRule) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -367,13 +573,31 @@ func (m *hostMap) setLearned(scheme, authority string, to *hostRule) (bool, erro
 	}
 	r := *to
 	r.scheme = scheme
-	if idx >= 0 && rules[idx] == r {
+	// Refuse targets that lead back here (a says b, b says a): the origin
+	// must still resolve somewhere else than back to itself. The walk
+	// stops on reaching the origin, so its own old rule plays no part.
+	origin := scheme + "://" + authority
+	var keep []hostSpec
+	for _, t := range r.targets() {
+		if !m.reachesLocked(t, origin) {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) == 0 {
+		return false, errHostLoop
+	}
+	r.to, r.mirrors = keep[0], nil
+	if len(keep) > 1 {
+		r.mirrors = keep
+	}
+	if idx >= 0 && rules[idx].sameTargets(&r) {
+		rules[idx].due = r.due // re-confirmed: next re-check from the new entry's expiry
 		return false, nil
 	}
 	if idx < 0 && m.learned.Load() >= int64(m.max) {
 		return false, errHostMapFull
 	}
-	old := append([]hostRule(nil), rules...)
+	r.probe = new(atomic.Int64)
 	if idx >= 0 {
 		rules[idx] = r
 	} else {
@@ -382,20 +606,76 @@ func (m *hostMap) setLearned(scheme, authority string, to *hostRule) (bool, erro
 		m.learned.Add(1)
 	}
 	m.byAuthority[authority] = rules
-	// Refuse a rule that closes a loop (a says b, b says a): the origin
-	// must still resolve somewhere else than back to itself.
-	if _, _, loop := m.resolveLocked(&url.URL{Scheme: scheme, Host: authority, Path: "/"}); loop {
-		m.byAuthority[authority] = old
-		if idx < 0 {
-			m.n.Add(-1)
-			m.learned.Add(-1)
-		}
-		if len(old) == 0 {
-			delete(m.byAuthority, authority)
-		}
-		return false, errHostLoop
-	}
 	return true, nil
+}
+
+// setDue sets when the learned rule of origin scheme://authority, if any,
+// is next re-checked.
+func (m *hostMap) setDue(scheme, authority string, due time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rules := m.byAuthority[authority]
+	for i := range rules {
+		if rules[i].source != sourceOperator && rules[i].scheme == scheme {
+			rules[i].due = due
+		}
+	}
+}
+
+// findLearnedLocked returns the learned rule of origin
+// scheme://authority.
+func (m *hostMap) findLearnedLocked(scheme, authority string) (hostRule, bool) {
+	for _, r := range m.byAuthority[authority] {
+		if r.source != sourceOperator && r.scheme == scheme {
+			return r, true
+		}
+	}
+	return hostRule{}, false
+}
+
+// due reports whether the learned rule of u's origin is due for a
+// re-check.
+func (m *hostMap) due(u *url.URL) bool {
+	if m.learned.Load() == 0 {
+		return false
+	}
+	now := m.now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, r := range m.byAuthority[u.Host] {
+		if r.source != sourceOperator && r.scheme == u.Scheme {
+			return !r.due.IsZero() && !now.Before(r.due)
+		}
+	}
+	return false
+}
+
+// noteRefreshed records that origin's robots.txt was fetched.
+func (m *hostMap) noteRefreshed(origin string) {
+	m.refreshed.Lock()
+	defer m.refreshed.Unlock()
+	if len(m.refreshed.origins) >= maxRefreshed && !m.refreshed.origins[origin] {
+		// Full of origins never granted a permit since (disallowed,
+		// retired): forget one; a rule of its own is still re-checked
+		// when it falls due.
+		for o := range m.refreshed.origins {
+			delete(m.refreshed.origins, o)
+			break
+		}
+	}
+	m.refreshed.origins[origin] = true
+}
+
+// takeRefreshed reports whether origin's robots.txt was fetched since the
+// last call for it.
+func (m *hostMap) takeRefreshed(origin string) bool {
+	m.refreshed.Lock()
+	defer m.refreshed.Unlock()
+	if !m.refreshed.origins[origin] {
+		return false
+	}
+	delete(m.refreshed.origins, origin)
+	return true
 }
 
 // openHostMap builds the host map from the configuration and the rules
@@ -406,36 +686,78 @@ func (c *Crawler) openHostMap() error {
 		return err
 	}
 	c.hmap = newHostMap(c.norm, max(c.cfg.MaxHostRewrites, 0))
+	c.hmap.now = c.now
 	for _, r := range ops {
 		c.hmap.addOperator(r)
 	}
-	c.metrics.reg.MustRegister(c.hmap.metric)
+	c.metrics.reg.MustRegister(c.hmap.metric, c.hmap.rules)
 	c.hostRules = c.db.Bucket(hostMapBucket)
+	// Rules of an earlier run are due at once: the first URL of each such
+	// origin re-reads its robots.txt before the rule is trusted again.
+	due := c.now()
 	return c.hostRules.Scan(nil, func(k, v []byte) error {
 		origin, err := url.Parse(string(k))
 		if err != nil || origin.Host == "" {
 			return nil // not ours to fail the crawl on; ignored
 		}
-		source, target, _ := strings.Cut(string(v), " ")
-		t, err := url.Parse(target)
-		if err != nil || t.Host == "" || (source != sourceHost && source != sourceMirror) {
+		r, ok := decodeStoredRule(string(v))
+		if !ok {
 			return nil
 		}
-		r := &hostRule{to: hostSpec{scheme: t.Scheme, host: t.Hostname(), port: t.Port()}, source: source}
-		if _, err := c.hmap.setLearned(origin.Scheme, origin.Host, r); err != nil {
-			c.log.Warn("stored host rewrite ignored", "origin", string(k), "target", target, "err", err)
+		r.due = due
+		if _, err := c.hmap.setLearned(origin.Scheme, origin.Host, &r); err != nil {
+			c.log.Warn("stored host rewrite ignored", "origin", string(k), "rule", string(v), "err", err)
 		}
 		return nil
 	})
 }
 
+// encodeStoredRule writes r as bucket C/hostmap/ holds it.
+func encodeStoredRule(r *hostRule) string {
+	var b strings.Builder
+	b.WriteString(r.source)
+	for _, t := range r.targets() {
+		b.WriteString(" " + t.scheme + "://" + joinHost(t.host, t.port))
+	}
+	return b.String()
+}
+
+// decodeStoredRule reads what encodeStoredRule wrote (one target in
+// earlier versions); false for anything else.
+func decodeStoredRule(v string) (hostRule, bool) {
+	f := strings.Fields(v)
+	if len(f) < 2 || len(f) > maxMirrors+1 || (f[0] != sourceHost && f[0] != sourceMirror) {
+		return hostRule{}, false
+	}
+	r := hostRule{source: f[0]}
+	var targets []hostSpec
+	for _, s := range f[1:] {
+		t, err := url.Parse(s)
+		if err != nil || t.Hostname() == "" || t.Path != "" || t.RawQuery != "" || t.Fragment != "" || t.User != nil ||
+			(t.Scheme != "http" && t.Scheme != "https") {
+			return hostRule{}, false
+		}
+		targets = append(targets, hostSpec{scheme: t.Scheme, host: t.Hostname(), port: t.Port()})
+	}
+	r.to = targets[0]
+	if len(targets) > 1 {
+		r.mirrors = targets
+	}
+	return r, true
+}
+
 // moveHost returns u rewritten by the host map and the host it was moved
-// from, or u and "" when it stays. Every move is counted.
+// from, or u and "" when it stays. Every move is counted. A discovered
+// URL of an origin whose learned rule is due may stay (probePeek).
 func (c *Crawler) moveHost(u *url.URL) (*url.URL, string) {
+	return c.moveHostProbe(u, probePeek)
+}
+
+func (c *Crawler) moveHostProbe(u *url.URL, mode probeMode) (*url.URL, string) {
 	if c.hmap == nil || u == nil {
 		return u, ""
 	}
-	nu, source, loop := c.hmap.resolve(u)
+	nu, source, loop := c.hmap.resolve(u, mode)
 	if loop {
 		c.log.Debug("host rewrite loop not followed", "url", u.String())
 	}
@@ -445,6 +767,22 @@ func (c *Crawler) moveHost(u *url.URL) (*url.URL, string) {
 	c.hmap.moved.Add(1)
 	c.hmap.metric.WithLabelValues(source).Inc()
 	return nu, u.Host
+}
+
+// homeOf returns the home page to queue with a link (the home-page and
+// combined policies): the home of the link's host, or, when the link orig
+// was moved to moved, the home of orig's origin moved by the same rules.
+// A mirror's own home would otherwise be fetched besides the one the
+// declaring site's home maps to.
+func (c *Crawler) homeOf(orig, moved *url.URL) *url.URL {
+	home := &url.URL{Scheme: moved.Scheme, Host: moved.Host, Path: "/"}
+	if orig == moved || orig == nil {
+		return home
+	}
+	if h, from := c.moveHostProbe(&url.URL{Scheme: orig.Scheme, Host: orig.Host, Path: "/"}, probeNone); from != "" {
+		return h
+	}
+	return home
 }
 
 // withMoved returns a copy of md saying the URL was moved from host.
@@ -464,12 +802,19 @@ func movedAnnotation(l frontier.Lease, e *crawllog.Entry) {
 // moveLeased handles a leased URL whose host has a rule (it was queued
 // before the rule was known): it is completed without a request and its
 // rewritten URL is queued in its place. It reports whether it did so;
-// permit, when not nil, is released unused.
+// permit, when not nil, is released unused. Before the gate (permit nil)
+// a URL whose origin's learned rule is due may stay, to go through the
+// gate as the probe that refreshes its robots.txt; after the gate
+// (permit set) the rule, just re-checked, is applied as it stands.
 func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *politeness.Permit) bool {
 	if c.hmap == nil || c.hmap.n.Load() == 0 {
 		return false
 	}
-	nu, from := c.moveHost(u)
+	mode := probeNone
+	if permit == nil {
+		mode = probeClaim
+	}
+	nu, from := c.moveHostProbe(u, mode)
 	if from == "" {
 		return false
 	}
@@ -497,21 +842,92 @@ func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *poli
 	return c.complete(l, []frontier.Item{item}, e, -1)
 }
 
+// robotsRefreshed is the gate's report of a robots.txt fetch (via the
+// crawler's politeness.Observer): the origin's rule is re-read at its
+// next permit (recheckHostRules).
+func (c *Crawler) robotsRefreshed(origin string) {
+	if c.hmap != nil {
+		c.hmap.noteRefreshed(origin)
+	}
+}
+
+// recheckHostRules runs after the gate granted a permit for u: when u's
+// origin's robots.txt was fetched since it was last read, or its learned
+// rule is due, the stored robots.txt entry is read again and the rule set,
+// kept or dropped (learnFromRobots).
+func (c *Crawler) recheckHostRules(ctx context.Context, u *url.URL) {
+	if c.hmap == nil {
+		return
+	}
+	origin := politeness.Origin(u)
+	if !c.hmap.takeRefreshed(origin) && !c.hmap.due(u) {
+		return
+	}
+	e, err := c.rstore.GetRobots(ctx, origin)
+	if err != nil {
+		c.log.Debug("robots.txt entry not read for host rewrites", "origin", origin, "err", err)
+		return
+	}
+	c.learnFromRobots(u, e, nil)
+}
+
+// learnFromRobots applies the robots.txt entry e of u's origin (f, when
+// not nil, is its body parsed) to the origin's rule: a 2xx file sets or
+// clears it (learnHostRules); 4xx, 401 and 403 mean no rules at all (RFC
+// 9309 §2.3.1.3) and drop it; 5xx and network errors keep the last known
+// rule (RFC 9309 §2.3.1.4), to be checked again when e expires.
+func (c *Crawler) learnFromRobots(u *url.URL, e politeness.RobotsEntry, f *robots.File) {
+	if c.hmap == nil {
+		return
+	}
+	c.hmap.takeRefreshed(politeness.Origin(u)) // e is as new as any noted fetch
+	switch e.Result {
+	case politeness.RobotsOK:
+		if f == nil {
+			f = robots.Parse(e.Body)
+		}
+		c.learnHostRules(u, f, f.Group(c.agent), e.Expires)
+	case politeness.RobotsNotFound, politeness.RobotsUnauthorized:
+		c.dropHostRule(u, fmt.Sprintf("robots.txt answers %d", e.Status))
+	default:
+		c.hmap.setDue(u.Scheme, u.Host, e.Expires)
+	}
+}
+
+// dropHostRule removes the learned rule of u's origin, if any, from the
+// map and the store, and logs and counts it.
+func (c *Crawler) dropHostRule(u *url.URL, why string) {
+	origin := u.Scheme + "://" + u.Host
+	changed, _ := c.hmap.setLearned(u.Scheme, u.Host, nil)
+	if !changed {
+		return
+	}
+	c.hmap.dropped.Add(1)
+	c.hmap.rules.WithLabelValues("dropped").Inc()
+	c.log.Info("host rewrite dropped: URLs stay on the origin", "origin", origin, "why", why)
+	if err := c.hostRules.Delete([]byte(origin)); err != nil {
+		c.log.Warn("host rewrite not deleted from the store", "origin", origin, "err", err)
+	}
+}
+
 // learnHostRules reads the Host and Mirror-site directives of the
 // robots.txt of u's origin (f, and g its group for our agent) and sets
-// or clears the origin's rule. Called once per host per run, at first
-// contact.
-func (c *Crawler) learnHostRules(u *url.URL, f *robots.File, g *robots.Group) {
+// or clears the origin's rule; due is when the rule should be checked
+// against a fresh robots.txt (zero: never). Called at the first contact
+// with a host in a run, and whenever its robots.txt was fetched again.
+func (c *Crawler) learnHostRules(u *url.URL, f *robots.File, g *robots.Group, due time.Time) {
 	if c.hmap == nil || f == nil {
 		return
 	}
 	var rule *hostRule
-	var target *url.URL
-	consider := func(value, source string) bool {
+	// target reads one directive value: the URL of u's origin moved
+	// there, or false when the value is bad, names the origin itself (it
+	// is the master), or is out of scope.
+	target := func(value, source string) (hostSpec, bool) {
 		spec, err := parseHostSpec(value, c.norm)
 		if err != nil {
 			c.log.Debug("robots.txt host value ignored", "origin", u.Scheme+"://"+u.Host, "source", source, "err", err)
-			return false
+			return hostSpec{}, false
 		}
 		// No scheme: the origin's; no port: the scheme's default
 		// (RFC 1738 §3.1), as Yandex reads Host.
@@ -521,49 +937,61 @@ func (c *Crawler) learnHostRules(u *url.URL, f *robots.File, g *robots.Group) {
 		}
 		t, err := r.apply(&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}, c.norm)
 		if err != nil || (t.Scheme == u.Scheme && t.Host == u.Host) {
-			return false // the origin names itself: it is the master
+			return hostSpec{}, false
 		}
 		if !c.acceptHostTarget(u, t, source) {
-			return false
+			return hostSpec{}, false
 		}
-		r.to = hostSpec{scheme: t.Scheme, host: t.Hostname(), port: t.Port()}
-		rule, target = &r, t
-		return true
+		return hostSpec{scheme: t.Scheme, host: t.Hostname(), port: t.Port()}, true
 	}
 	if boolOr(c.cfg.RobotsHost, true) && f.Host() != "" {
-		consider(f.Host(), sourceHost)
+		if t, ok := target(f.Host(), sourceHost); ok {
+			rule = &hostRule{to: t, source: sourceHost}
+		}
 	}
 	if rule == nil && boolOr(c.cfg.MirrorSites, true) && g != nil {
+		// Every in-scope mirror, in file order, without repeats: the load
+		// is spread over them (pickMirror).
+		var mirrors []hostSpec
 		for i, m := range g.Extensions().MirrorSites {
-			if i >= 16 || consider(m, sourceMirror) {
+			if i >= maxMirrorLines || len(mirrors) >= maxMirrors {
 				break
+			}
+			t, ok := target(m, sourceMirror)
+			if ok && !slices.Contains(mirrors, t) {
+				mirrors = append(mirrors, t)
+			}
+		}
+		if len(mirrors) > 0 {
+			rule = &hostRule{to: mirrors[0], source: sourceMirror}
+			if len(mirrors) > 1 {
+				rule.mirrors = mirrors
 			}
 		}
 	}
 	origin := u.Scheme + "://" + u.Host
+	if rule == nil {
+		c.dropHostRule(u, "robots.txt no longer names another host")
+		return
+	}
+	rule.due = due
 	changed, err := c.hmap.setLearned(u.Scheme, u.Host, rule)
 	if err != nil {
-		to := ""
-		if target != nil {
-			to = target.Host
-		}
-		c.log.Warn("host rewrite refused", "origin", origin, "to", to, "err", err)
+		c.log.Warn("host rewrite refused", "origin", origin, "to", encodeStoredRule(rule), "err", err)
 		return
 	}
 	if !changed {
 		return
 	}
-	if rule == nil {
-		c.log.Info("host rewrite dropped: robots.txt no longer names another host", "origin", origin)
-		if err := c.hostRules.Delete([]byte(origin)); err != nil {
-			c.log.Warn("host rewrite not deleted from the store", "origin", origin, "err", err)
-		}
-		return
-	}
-	to := target.Scheme + "://" + target.Host
-	c.log.Info("host rewrite learned", "origin", origin, "to", to, "source", rule.source)
+	c.hmap.rules.WithLabelValues("learned").Inc()
+	// The stored form holds the targets setLearned kept.
+	c.hmap.mu.RLock()
+	stored, _ := c.hmap.findLearnedLocked(u.Scheme, u.Host)
+	c.hmap.mu.RUnlock()
+	v := encodeStoredRule(&stored)
+	c.log.Info("host rewrite learned", "origin", origin, "rule", v)
 	// Durable with the frontier's next synced commit.
-	if err := c.hostRules.SetNoSync([]byte(origin), []byte(rule.source+" "+to)); err != nil {
+	if err := c.hostRules.SetNoSync([]byte(origin), []byte(v)); err != nil {
 		c.log.Warn("host rewrite not stored", "origin", origin, "err", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/config"
 	"github.com/courtesy-crawler/courtesy/internal/extract"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	"github.com/courtesy-crawler/courtesy/internal/robots"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
@@ -173,7 +175,7 @@ func TestHostMapResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, source, loop := m.resolve(u)
+			got, source, loop := m.resolve(u, probeNone)
 			if loop {
 				t.Fatalf("loop reported")
 			}
@@ -221,7 +223,7 @@ func TestHostMapNoLoops(t *testing.T) {
 			for _, l := range tc.learned {
 				from, _, _ := strings.Cut(l, ">")
 				u, _ := url.Parse(from + "/x")
-				if _, _, loop := m.resolve(u); loop {
+				if _, _, loop := m.resolve(u, probeNone); loop {
 					t.Errorf("%s loops", from)
 				}
 			}
@@ -331,7 +333,7 @@ func TestLearnHostRules(t *testing.T) {
 			}
 			o := normURL(t, tc.origin+"/")
 			f := robots.Parse([]byte(tc.robots))
-			c.learnHostRules(o, f, f.Group(c.agent))
+			c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
 			got, from := c.moveHost(normURL(t, tc.url))
 			gotS := ""
 			if from != "" {
@@ -355,13 +357,21 @@ func TestHostRulesPersist(t *testing.T) {
 	c.scope.addSeedHost("www.a.test")
 	o := normURL(t, "http://www.a.test/")
 	f := robots.Parse([]byte("Host: a.test\n"))
-	c.learnHostRules(o, f, f.Group(c.agent))
+	c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
 	if err := c.close(); err != nil {
 		t.Fatal(err)
 	}
 
 	c = openTestCrawler(t, Config{DataDir: dir})
 	u := normURL(t, "http://www.a.test/x")
+	// A stored rule is due at once: URLs stay on the origin until one is
+	// leased, to re-read its robots.txt; the next ones are moved meanwhile.
+	if _, from := c.moveHost(u); from != "" {
+		t.Errorf("after reopening, a link to the origin was moved, want it kept until a probe is leased")
+	}
+	if _, from := c.moveHostProbe(u, probeClaim); from != "" {
+		t.Errorf("after reopening, the first lease of the origin was moved, want it kept as the probe")
+	}
 	if got, from := c.moveHost(u); from == "" || got.String() != "http://a.test/x" {
 		t.Fatalf("after reopening, %s moved to %v (from %q)", u, got, from)
 	}
@@ -369,7 +379,7 @@ func TestHostRulesPersist(t *testing.T) {
 		t.Error("the Host target is no seed host after reopening")
 	}
 	f = robots.Parse([]byte("User-agent: *\nDisallow: /private\n"))
-	c.learnHostRules(o, f, f.Group(c.agent))
+	c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
 	if err := c.close(); err != nil {
 		t.Fatal(err)
 	}
@@ -643,4 +653,476 @@ func TestHostMapConfigFile(t *testing.T) {
 	if d := (Config{}).withDefaults(); d.MaxHostRewrites != defaultMaxHostRewrites {
 		t.Errorf("default max-host-rewrites %d", d.MaxHostRewrites)
 	}
+}
+
+// putRobots stores a robots.txt entry for origin as the gate would after
+// a fetch, and tells the crawler as the gate's observer does.
+func putRobots(t *testing.T, c *Crawler, origin string, e politeness.RobotsEntry) {
+	t.Helper()
+	e.Origin = origin
+	if e.Fetched.IsZero() {
+		e.Fetched = time.Now()
+	}
+	if e.Expires.IsZero() {
+		e.Expires = e.Fetched.Add(time.Hour)
+	}
+	if err := c.rstore.PutRobots(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+	c.robotsRefreshed(origin)
+}
+
+// TestHostRuleRefresh (issue 5, gap 1): when the robots.txt that gave a
+// rule is fetched again, a 2xx file without the directive, a 4xx, 401 or
+// 403 drops the rule from memory and store; a 5xx or a network error
+// keeps it (RFC 9309 §2.3.1.4).
+func TestHostRuleRefresh(t *testing.T) {
+	const origin = "http://www.a.test"
+	hostLine := politeness.RobotsEntry{Result: politeness.RobotsOK, Status: 200, Body: []byte("User-agent: *\nDisallow: /private/\nHost: a.test\n")}
+	tests := []struct {
+		name  string
+		entry politeness.RobotsEntry
+		want  string // where http://www.a.test/x goes afterwards; "" stays
+	}{
+		{"2xx still naming the host", hostLine, "http://a.test/x"},
+		{"2xx naming another host", politeness.RobotsEntry{Result: politeness.RobotsOK, Status: 200, Body: []byte("Host: b.a.test\n")}, "http://b.a.test/x"},
+		{"2xx without the line", politeness.RobotsEntry{Result: politeness.RobotsOK, Status: 200, Body: []byte("User-agent: *\nDisallow: /private/\n")}, ""},
+		{"2xx empty", politeness.RobotsEntry{Result: politeness.RobotsOK, Status: 200}, ""},
+		{"404", politeness.RobotsEntry{Result: politeness.RobotsNotFound, Status: 404}, ""},
+		{"410", politeness.RobotsEntry{Result: politeness.RobotsNotFound, Status: 410}, ""},
+		{"403", politeness.RobotsEntry{Result: politeness.RobotsUnauthorized, Status: 403}, ""},
+		{"503 keeps the rule", politeness.RobotsEntry{Result: politeness.RobotsUnavailable, Status: 503, Failures: 1}, "http://a.test/x"},
+		{"500 keeps the rule", politeness.RobotsEntry{Result: politeness.RobotsUnavailable, Status: 500, Failures: 1}, "http://a.test/x"},
+		{"unreachable keeps the rule", politeness.RobotsEntry{Result: politeness.RobotsUnavailable, Err: "connection refused", Failures: 1}, "http://a.test/x"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := openTestCrawler(t, Config{DataDir: dir})
+			c.scope.addSeedHost("www.a.test")
+			u := normURL(t, origin+"/x")
+			ctx := context.Background()
+			putRobots(t, c, origin, hostLine)
+			c.recheckHostRules(ctx, u) // first contact
+			if got, from := c.moveHostProbe(u, probeNone); from == "" || got.String() != "http://a.test/x" {
+				t.Fatalf("rule not learned: %v", got)
+			}
+			putRobots(t, c, origin, tc.entry)
+			c.recheckHostRules(ctx, u)
+			check := func(when string) {
+				t.Helper()
+				got, from := c.moveHostProbe(u, probeNone)
+				gotS := ""
+				if from != "" {
+					gotS = got.String()
+				}
+				if gotS != tc.want {
+					t.Errorf("%s: %s goes to %q, want %q", when, u, gotS, tc.want)
+				}
+			}
+			check("after the refresh")
+			stored, err := c.hostRules.Get([]byte(origin))
+			if found := err == nil; found != (tc.want != "") {
+				t.Errorf("stored rule %q (err %v), want one: %v", stored, err, tc.want != "")
+			}
+			if dropped := c.hmap.dropped.Load(); (dropped == 1) != (tc.want == "") {
+				t.Errorf("%d rules counted dropped", dropped)
+			}
+			if err := c.close(); err != nil {
+				t.Fatal(err)
+			}
+			c = openTestCrawler(t, Config{DataDir: dir})
+			defer c.close()
+			check("after reopening")
+		})
+	}
+}
+
+// TestHostRuleProbe: a learned rule due for a re-check leaves one URL of
+// its origin per probeInterval on the origin (to go through the gate and
+// refresh robots.txt); the others are moved; a re-confirmed rule is not
+// due any more.
+func TestHostRuleProbe(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	now := t0
+	m := newHostMap(urlnorm.CrawlDefaults(), 10)
+	m.now = func() time.Time { return now }
+	rule := func(due time.Time) *hostRule {
+		return &hostRule{to: hostSpec{scheme: "http", host: "a.test"}, source: sourceHost, due: due}
+	}
+	if _, err := m.setLearned("http", "www.a.test", rule(t0.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	u := normURL(t, "http://www.a.test/x")
+	moved := func(mode probeMode) bool {
+		got, _, _ := m.resolve(u, mode)
+		return got != nil
+	}
+	steps := []struct {
+		name  string
+		at    time.Duration
+		mode  probeMode
+		moved bool
+	}{
+		{"not due", 30 * time.Minute, probeClaim, true},
+		{"due: a link stays", time.Hour, probePeek, false},
+		{"due: another link stays", time.Hour, probePeek, false},
+		{"due: a lease stays and is the probe", time.Hour + time.Second, probeClaim, false},
+		{"probe sent: the next lease is moved", time.Hour + 2*time.Second, probeClaim, true},
+		{"probe sent: links are moved", time.Hour + 2*time.Second, probePeek, true},
+		{"after the gate: moved", time.Hour + 3*time.Second, probeNone, true},
+		{"next probe after the interval", time.Hour + time.Second + probeInterval, probeClaim, false},
+		{"and then moved again", time.Hour + time.Second + probeInterval, probeClaim, true},
+	}
+	for _, st := range steps {
+		now = t0.Add(st.at)
+		if got := moved(st.mode); got != st.moved {
+			t.Errorf("%s: moved %v, want %v", st.name, got, st.moved)
+		}
+	}
+	if !m.due(u) {
+		t.Error("rule not reported due")
+	}
+	// Re-confirmed by a fresh robots.txt: same targets, new expiry.
+	if changed, err := m.setLearned("http", "www.a.test", rule(now.Add(24*time.Hour))); err != nil || changed {
+		t.Errorf("re-confirm: changed %v err %v", changed, err)
+	}
+	now = now.Add(10 * probeInterval)
+	if m.due(u) || !moved(probeClaim) {
+		t.Error("re-confirmed rule still due")
+	}
+	// An operator rule is never due.
+	m2 := testHostMap(t, []string{"www.b.test=b.test"}, nil)
+	m2.now = func() time.Time { return t0.Add(1000 * time.Hour) }
+	if got, _, _ := m2.resolve(normURL(t, "http://www.b.test/"), probeClaim); got == nil {
+		t.Error("operator rule probed")
+	}
+}
+
+// TestMirrorSpread (issue 5, gap 2): several mirrors share the load of
+// the declaring origin; a URL always goes to the same mirror, whatever
+// the order of the Mirror-site lines, across a restart too; at most
+// maxMirrors are used.
+func TestMirrorSpread(t *testing.T) {
+	dir := t.TempDir()
+	c := openTestCrawler(t, Config{DataDir: dir, Scope: Scope{Mode: ScopeDomains, Domains: []string{".test"}}})
+	o := normURL(t, "http://a.test/")
+	learn := func(c *Crawler, mirrors ...string) {
+		t.Helper()
+		body := "Robot-version: 3.0\nUser-agent: *\nDisallow: /private/\n"
+		for _, m := range mirrors {
+			body += "Mirror-site: " + m + "\n"
+		}
+		f := robots.Parse([]byte(body))
+		c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
+	}
+	const n = 600
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("/dir%d/page-%d.html", i%7, i)
+	}
+	where := func(c *Crawler) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, p := range paths {
+			got, from := c.moveHostProbe(normURL(t, "http://a.test"+p), probeNone)
+			if from != "a.test" {
+				t.Fatalf("%s not moved", p)
+			}
+			if got.Path != p {
+				t.Fatalf("%s moved to %s: path changed", p, got)
+			}
+			out[p] = got.Host
+		}
+		return out
+	}
+	learn(c, "m1.test", "m2.test", "m3.test", "m1.test", "a.test")
+	first := where(c)
+	load := map[string]int{}
+	for _, h := range first {
+		load[h]++
+	}
+	if len(load) != 3 {
+		t.Fatalf("load %v, want 3 mirrors", load)
+	}
+	for h, k := range load {
+		if k < n/3-n/10 || k > n/3+n/10 {
+			t.Errorf("mirror %s got %d of %d URLs, want about %d", h, k, n, n/3)
+		}
+	}
+	if again := where(c); fmt.Sprint(again) != fmt.Sprint(first) {
+		t.Error("the same URL went to different mirrors")
+	}
+	// Another order of the lines: the same mapping.
+	learn(c, "m3.test", "m1.test", "m2.test")
+	if again := where(c); fmt.Sprint(again) != fmt.Sprint(first) {
+		t.Error("reordering the Mirror-site lines moved URLs")
+	}
+	// A mirror removed: only its URLs move.
+	learn(c, "m1.test", "m2.test")
+	for p, h := range where(c) {
+		if first[p] != "m3.test" && h != first[p] {
+			t.Errorf("%s moved from %s to %s though its mirror stayed", p, first[p], h)
+		}
+	}
+	learn(c, "m1.test", "m2.test", "m3.test")
+	if err := c.close(); err != nil {
+		t.Fatal(err)
+	}
+	c = openTestCrawler(t, Config{DataDir: dir, Scope: Scope{Mode: ScopeDomains, Domains: []string{".test"}}})
+	defer c.close()
+	if again := where(c); fmt.Sprint(again) != fmt.Sprint(first) {
+		t.Error("after reopening, URLs go to other mirrors")
+	}
+	// At most maxMirrors are used.
+	var many []string
+	for i := range maxMirrors + 8 {
+		many = append(many, fmt.Sprintf("m%02d.test", i))
+	}
+	learn(c, many...)
+	used := map[string]bool{}
+	for _, h := range where(c) {
+		used[h] = true
+	}
+	if len(used) > maxMirrors || len(used) < maxMirrors/2 {
+		t.Errorf("%d mirrors used, want at most %d (and most of them)", len(used), maxMirrors)
+	}
+	if used["m20.test"] || used["m23.test"] {
+		t.Error("a mirror past the bound was used")
+	}
+}
+
+// TestMirrorLoopLeftOut: a mirror whose own rule leads back to the
+// declaring origin is left out; the other mirrors still share the load.
+func TestMirrorLoopLeftOut(t *testing.T) {
+	m := newHostMap(urlnorm.CrawlDefaults(), 10)
+	if _, err := m.setLearned("http", "b.test", &hostRule{to: hostSpec{scheme: "http", host: "a.test"}, source: sourceHost}); err != nil {
+		t.Fatal(err)
+	}
+	r := &hostRule{to: hostSpec{scheme: "http", host: "b.test"}, source: sourceMirror,
+		mirrors: []hostSpec{{scheme: "http", host: "b.test"}, {scheme: "http", host: "c.test"}, {scheme: "http", host: "d.test"}}}
+	if _, err := m.setLearned("http", "a.test", r); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		u := normURL(t, fmt.Sprintf("http://a.test/p%d", i))
+		got, _, loop := m.resolve(u, probeNone)
+		if loop || got == nil || got.Host == "b.test" {
+			t.Fatalf("%s → %v (loop %v), want c.test or d.test", u, got, loop)
+		}
+	}
+	// Only looping mirrors: refused.
+	if _, err := m.setLearned("http", "x.test", &hostRule{to: hostSpec{scheme: "http", host: "y.test"}, source: sourceHost}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.setLearned("http", "y.test", &hostRule{to: hostSpec{scheme: "http", host: "x.test"}, source: sourceMirror}); !errors.Is(err, errHostLoop) {
+		t.Errorf("y→x after x→y: %v, want errHostLoop", err)
+	}
+}
+
+func TestDecodeStoredRule(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		ok   bool
+		n    int
+	}{
+		{"one target (earlier versions)", "robots-host http://a.test", true, 1},
+		{"mirrors", "mirror-site http://m1.test https://m2.test:8443", true, 2},
+		{"operator source refused", "duplicate-hosts http://a.test", false, 0},
+		{"no target", "robots-host", false, 0},
+		{"bad scheme", "mirror-site ftp://m.test", false, 0},
+		{"no host", "mirror-site http://", false, 0},
+		{"empty host with a colon (fuzz)", "mirror-site http://:", false, 0},
+		{"path", "robots-host http://a.test/x", false, 0},
+		{"query", "robots-host http://a.test?x", false, 0},
+		{"userinfo", "robots-host http://u@a.test", false, 0},
+		{"too many", "mirror-site" + strings.Repeat(" http://m.test", maxMirrors+1), false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ok := decodeStoredRule(tc.in)
+			if ok != tc.ok || (ok && len(r.targets()) != tc.n) {
+				t.Fatalf("decodeStoredRule(%q) = %+v, %v; want ok %v with %d targets", tc.in, r, ok, tc.ok, tc.n)
+			}
+			if ok && encodeStoredRule(&r) != tc.in {
+				t.Errorf("re-encoded as %q", encodeStoredRule(&r))
+			}
+		})
+	}
+}
+
+// TestCrawlHostRuleRefresh (issue 5, gap 1) crawls twice over one state
+// directory with a short robots.txt TTL. The first run learns www.a.test's
+// Host rule; between the runs its robots.txt changes. A 404 or a file
+// without the line drops the rule at the re-check, and the second run's
+// URL is fetched on www.a.test; a 503 keeps it (RFC 9309 §2.3.1.4), and
+// the URL goes to a.test.
+func TestCrawlHostRuleRefresh(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int    // www.a.test's robots.txt in the second run
+		body   string // its body when 200
+		kept   bool
+	}{
+		{"404 drops the rule", http.StatusNotFound, "", false},
+		{"file without the line drops the rule", http.StatusOK, "User-agent: *\nDisallow: /private/\n", false},
+		{"503 keeps the rule", http.StatusServiceUnavailable, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			second := false
+			requests := map[string][]string{}
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				host := r.Host
+				if hh, _, err := net.SplitHostPort(host); err == nil {
+					host = hh
+				}
+				mu.Lock()
+				requests[host] = append(requests[host], r.URL.Path)
+				changed := second && host == "www.a.test"
+				mu.Unlock()
+				if r.URL.Path == "/robots.txt" {
+					switch {
+					case changed && tc.status != http.StatusOK:
+						http.Error(w, "robots.txt changed", tc.status)
+					case changed:
+						fmt.Fprint(w, tc.body)
+					case host == "www.a.test":
+						fmt.Fprint(w, "User-agent: *\nDisallow: /private/\nHost: a.test\n")
+					default:
+						fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+					}
+					return
+				}
+				if r.URL.Path == "/sitemap.xml" {
+					http.NotFound(w, r)
+					return
+				}
+				w.Header().Set("Content-Type", "text/html")
+				fmt.Fprintf(w, "<html><body><p>%s on %s</p></body></html>", r.URL.Path, host)
+			})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			res, err := resolve.New([]string{"*.test=" + srv.Listener.Addr().String()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			const ttl = 300 * time.Millisecond
+			run := func(seed string) {
+				t.Helper()
+				cfg := Config{DataDir: dir, Delay: 10 * time.Millisecond, Workers: 2, MaxDuration: 30 * time.Second}
+				cfg.Politeness.Robots.TTL, cfg.Politeness.Robots.NegativeTTL = ttl, ttl
+				cfg.Politeness.Robots.RetryBase, cfg.Politeness.Robots.RetryMax = ttl, ttl
+				c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				sum, err := c.Run(ctx, []string{seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sum.Finished {
+					t.Fatalf("crawl of %s did not finish", seed)
+				}
+			}
+			run("http://www.a.test/one")
+			mu.Lock()
+			if got := strings.Join(requests["www.a.test"], " "); got != "/robots.txt" {
+				t.Fatalf("first run: www.a.test got %q, want only /robots.txt", got)
+			}
+			requests = map[string][]string{}
+			second = true
+			mu.Unlock()
+			// The robots.txt entry of the first run expires (its TTL is
+			// ttl); waiting it out is what makes the second run fetch the
+			// file again.
+			time.Sleep(2 * ttl)
+			run("http://www.a.test/two")
+
+			mu.Lock()
+			defer mu.Unlock()
+			t.Logf("second run: %v", requests)
+			www := strings.Join(requests["www.a.test"], " ")
+			onA := slices.Contains(requests["a.test"], "/two")
+			if tc.kept {
+				if !strings.HasPrefix(www, "/robots.txt") || strings.Contains(www, "/two") || !onA {
+					t.Errorf("rule kept: www.a.test got %q and a.test/two fetched %v; want only robots.txt there and /two on a.test", www, onA)
+				}
+			} else if !strings.Contains(www, "/robots.txt") || !strings.Contains(www, "/two") || onA {
+				t.Errorf("rule dropped: www.a.test got %q and a.test/two fetched %v; want /two on www.a.test", www, onA)
+			}
+			c := openTestCrawler(t, Config{DataDir: dir})
+			defer c.close()
+			if _, err := c.hostRules.Get([]byte("http://www.a.test")); (err == nil) != tc.kept {
+				t.Errorf("stored rule present %v, want %v", err == nil, tc.kept)
+			}
+		})
+	}
+}
+
+// TestHomeOfMovedLink: the home page queued with a moved link (combined
+// policy) is the home of the link's origin moved by the same rules, not
+// the home of the mirror the link went to.
+func TestHomeOfMovedLink(t *testing.T) {
+	c := openTestCrawler(t, Config{DataDir: t.TempDir(), Scope: Scope{Mode: ScopeDomains, Domains: []string{".test"}}})
+	defer c.close()
+	o := normURL(t, "http://a.test/")
+	f := robots.Parse([]byte("Robot-version: 3.0\nUser-agent: *\nMirror-site: m1.test\nMirror-site: m2.test\nMirror-site: m3.test\n"))
+	c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
+	home, _ := c.moveHostProbe(o, probeNone)
+	for i := range 30 {
+		orig := normURL(t, fmt.Sprintf("http://a.test/p%d", i))
+		moved, _ := c.moveHostProbe(orig, probeNone)
+		if got := c.homeOf(orig, moved); got.String() != home.String() {
+			t.Errorf("home with %s (moved to %s) = %s, want %s", orig, moved, got, home)
+		}
+	}
+	plain := normURL(t, "http://b.test/x")
+	if got := c.homeOf(plain, plain); got.String() != "http://b.test/" {
+		t.Errorf("home of an unmoved link = %s", got)
+	}
+}
+
+// TestRefreshedBounded: the origins noted as refreshed stay within
+// maxRefreshed, the newest kept.
+func TestRefreshedBounded(t *testing.T) {
+	m := newHostMap(urlnorm.CrawlDefaults(), 10)
+	for i := range maxRefreshed + 50 {
+		m.noteRefreshed(fmt.Sprintf("http://h%d.test", i))
+	}
+	if n := len(m.refreshed.origins); n != maxRefreshed {
+		t.Errorf("%d origins noted, want %d", n, maxRefreshed)
+	}
+	last := fmt.Sprintf("http://h%d.test", maxRefreshed+49)
+	if !m.takeRefreshed(last) || m.takeRefreshed(last) {
+		t.Error("the newest origin: want taken once")
+	}
+}
+
+// FuzzDecodeStoredRule: a stored rule value, whatever its bytes, decodes
+// without panicking, and what decodes re-encodes to a value that decodes
+// to the same rule.
+func FuzzDecodeStoredRule(f *testing.F) {
+	for _, s := range []string{"robots-host http://a.test", "mirror-site http://m1.test https://m2.test:8443", "mirror-site", "robots-host http://[::1]:80", "x y z", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, ok := decodeStoredRule(s)
+		if !ok {
+			return
+		}
+		if len(r.targets()) == 0 || len(r.targets()) > maxMirrors {
+			t.Fatalf("%q: %d targets", s, len(r.targets()))
+		}
+		enc := encodeStoredRule(&r)
+		r2, ok := decodeStoredRule(enc)
+		if !ok || !r.sameTargets(&r2) {
+			t.Fatalf("%q → %q does not decode to the same rule: %+v vs %+v", s, enc, r, r2)
+		}
+	})
 }

@@ -135,6 +135,9 @@ func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 		}
 	}
 	c.firstContact(ctx, u, l, hs)
+	// robots.txt fetched again, or a host rule due for a re-check
+	// (hostmap.go): the rule is set, kept or dropped before it is used.
+	c.recheckHostRules(ctx, u)
 	if c.moveLeased(wid, l, u, permit) { // robots.txt just named another host
 		return true
 	}
@@ -306,10 +309,16 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 	c.hostsMu.Unlock()
 	origin := politeness.Origin(u)
 	var sitemaps []string
-	if e, err := c.rstore.GetRobots(ctx, origin); err == nil && len(e.Body) > 0 {
-		f := robots.Parse(e.Body)
+	e, err := c.rstore.GetRobots(ctx, origin)
+	var f *robots.File
+	if err == nil && len(e.Body) > 0 {
+		f = robots.Parse(e.Body)
+	}
+	if err == nil {
+		c.learnFromRobots(u, e, f) // robots Host, REGP Mirror-site; a 4xx drops a stored rule (hostmap.go)
+	}
+	if f != nil {
 		g := f.Group(c.agent)
-		c.learnHostRules(u, f, g) // robots Host, REGP Mirror-site (hostmap.go)
 		// REGP Language, Encoding and Cookie (seed 002 §3.2.9-3.2.10) go
 		// into every request to the host.
 		ext := g.Extensions()
@@ -616,6 +625,7 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		if nu == nil || raw == "" || raw == l.URL {
 			continue
 		}
+		orig := nu
 		if nu, movedFrom = c.moveHost(nu); movedFrom != "" {
 			raw = nu.String() // scope and traps below judge the rewritten URL
 		}
@@ -632,7 +642,7 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 			offHops = off + 1
 		}
 		if host != srcHost && offHops == 0 {
-			home := &url.URL{Scheme: nu.Scheme, Host: nu.Host, Path: "/"}
+			home := c.homeOf(orig, nu) // moved with its origin's rule (hostmap.go)
 			switch c.scope.policy {
 			case PolicyHomePage:
 				add(home, home.String(), ln.Hop, 0)

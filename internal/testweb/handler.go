@@ -80,7 +80,7 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request, rt *route) {
 		w.writeStatus(rw, rt.n, http.StatusText(rt.n))
 		return
 	case opRobots:
-		w.serveRobots(rw, s)
+		w.serveRobots(rw, s, rt.host)
 		return
 	case opRedirect:
 		hdr.Set("Location", rt.str)
@@ -209,14 +209,19 @@ func (w *Web) writeStatus(rw http.ResponseWriter, code int, text string) {
 	rw.Write([]byte(body))
 }
 
-// serveRobots answers /robots.txt with the site's status.
-func (w *Web) serveRobots(rw http.ResponseWriter, s *Site) {
+// serveRobots answers /robots.txt on host (a name of s) with the site's
+// status.
+func (w *Web) serveRobots(rw http.ResponseWriter, s *Site, host string) {
 	hdr := rw.Header()
 	switch s.RobotsStatus {
 	case 200:
+		body := s.Robots
+		if s.aliasRobots != nil && host != s.Host {
+			body = s.aliasRobots
+		}
 		hdr["Content-Type"] = textType
-		hdr["Content-Length"] = []string{strconv.Itoa(len(s.Robots))}
-		rw.Write(s.Robots)
+		hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+		rw.Write(body)
 	case 301:
 		hdr.Set("Location", s.RobotsRedirect)
 		w.writeStatus(rw, 301, "Moved Permanently")

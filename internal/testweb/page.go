@@ -501,6 +501,16 @@ func (w *Web) renderGeneric(b []byte, s *Site, n, pages int, extra []link, malfo
 	}
 	o.links = w.genericLinks(r, s, n, pages, o.base)
 	o.links = append(o.links, extra...)
+	if s.special == specMirrored {
+		// Mirrors copy the master's pages with an absolute <base>: every
+		// relative link resolves on mirrored.test, whose Mirror-site lines
+		// then send the crawler to the mirror of each URL.
+		dir := o.base
+		if dir == "" {
+			dir = dirOf(path)
+		}
+		o.base = s.origin + dir
+	}
 	if sid != "" {
 		withSession(o.nav, sid)
 		withSession(o.links, sid)

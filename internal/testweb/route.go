@@ -181,6 +181,9 @@ func (w *Web) homeExtras(s *Site) []link {
 				continue
 			}
 			l = append(l, link{href: o.SeedPages[0], text: o.Host})
+			if len(o.Mirrors) > 0 {
+				continue // mirrors are reached through the Mirror-site lines only
+			}
 			for _, a := range o.Aliases {
 				l = append(l, link{href: "http://" + a + "/", text: a})
 			}
@@ -256,6 +259,8 @@ func (w *Web) homeExtras(s *Site) []link {
 		}
 	case specDup:
 		return []link{{href: "http://www.dup.test/", text: "also at www.dup.test"}}
+	case specRobotsHost:
+		return []link{{href: "http://www.canonical.test/", text: "also at www.canonical.test"}}
 	case specCalendar:
 		return []link{{href: "/calendar/2026/11/", text: "calendar"}}
 	case specSession:

@@ -42,6 +42,8 @@ const (
 	specCompressed
 	specMetaRobots
 	specDup
+	specRobotsHost
+	specMirrored
 	specCalendar
 	specSession
 	specGrowing
@@ -108,6 +110,10 @@ func specialDefs() []specialDef {
 		{spec: specCompressed, host: "compressed.test", kinds: []Kind{KindCompressed}},
 		{spec: specMetaRobots, host: "meta-robots.test", kinds: []Kind{KindMetaRobots}},
 		{spec: specDup, host: "dup.test", aliases: []string{"www.dup.test", "mirror-dup.test"}, kinds: []Kind{KindDuplicate}},
+		{spec: specRobotsHost, host: "canonical.test", aliases: []string{"www.canonical.test"}, kinds: []Kind{KindRobotsHost},
+			robots: robotsHost},
+		{spec: specMirrored, host: "mirrored.test", aliases: []string{"m1.mirrored.test", "m2.mirrored.test"}, kinds: []Kind{KindMirrorSite},
+			robots: robotsMirrored},
 		{spec: specCalendar, host: "calendar.test", kinds: []Kind{KindTrap}, trap: TrapCalendar},
 		{spec: specSession, host: "session.test", kinds: []Kind{KindTrap}, trap: TrapSession},
 		{spec: specGrowing, host: "growing.test", kinds: []Kind{KindTrap}, trap: TrapGrowing},
@@ -193,6 +199,27 @@ Visit-time: %s UT ## Config.VisitTime
 Time-forbidden: 1 Jan 2026 00:00:00 UT-2 Jan 2026 23:59:59 UT
 `
 
+// robotsHost is served on canonical.test and www.canonical.test alike, as
+// Yandex asks: the Host line names the main mirror (seed 002 §3.2.13), so
+// a crawler entering by www.canonical.test crawls canonical.test instead.
+const robotsHost = `User-agent: *
+Disallow: /private/
+Host: canonical.test
+`
+
+// robotsMirrored is mirrored.test's robots.txt: REGP Mirror-site lines
+// (seed 002 §3.2.11) name two mirrors "crawlers should visit instead", to
+// spread the load. The mirrors serve defaultRobots (no Mirror-site lines:
+// a mirror does not send crawlers on to its siblings).
+const robotsMirrored = `Robot-version: 3.0
+
+User-agent: *
+Disallow: /private/
+
+Mirror-site: m1.mirrored.test
+Mirror-site: m2.mirrored.test
+`
+
 // hugeRobots builds robots-huge.test's file: rules at the top, then padding
 // past robots.MaxSize (500 KiB, RFC 9309 §2.5), then a rule a conforming
 // parser may ignore.
@@ -235,6 +262,15 @@ func (w *Web) addSpecial() {
 			}
 			s.Robots = []byte(body)
 		}
+		switch d.spec {
+		case specRobotsHost:
+			// Every name but the one Host names is non-canonical.
+			s.NonCanonical = d.aliases
+		case specMirrored:
+			s.NonCanonical = []string{d.host}
+			s.Mirrors = d.aliases
+			s.aliasRobots = []byte(defaultRobots)
+		}
 		if d.spec == specRobotsRedirect {
 			s.RobotsRedirect = "http://robots-target.test/robots.txt"
 		}
@@ -252,6 +288,10 @@ func (w *Web) addSpecial() {
 // sitemap lines.
 func (w *Web) finish(s *Site) {
 	s.SeedPages = []string{s.origin + "/"}
+	if s.special == specRobotsHost {
+		// Entered by the name its robots.txt does not want crawled.
+		s.SeedPages = []string{"http://" + s.Aliases[0] + "/"}
+	}
 	switch {
 	case s.special == specGeneric:
 		s.Pages = w.cfg.PagesPerSite
@@ -275,7 +315,7 @@ func (w *Web) finish(s *Site) {
 	if s.RobotsStatus == 200 && s.special != specREGP && s.special != specRobotsHuge && len(s.Sitemaps) > 0 {
 		s.Robots = []byte(string(s.Robots) + "\nSitemap: " + s.Sitemaps[0] + "\n")
 	}
-	if s.special == specDup {
+	if s.special == specDup || s.special == specRobotsHost {
 		s.DupGroup = s.Host
 	}
 }

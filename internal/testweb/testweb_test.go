@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"github.com/courtesy-crawler/courtesy/internal/robots"
 	"io"
 	"net"
@@ -83,9 +84,9 @@ func TestSitesOfDefaultWeb(t *testing.T) {
 	if generic != DefaultSites {
 		t.Errorf("%d generic sites, want %d", generic, DefaultSites)
 	}
-	// 36 hazard sites, by hand: the table of special.go.
-	if got := len(sites) - generic; got != 36 {
-		t.Errorf("%d hazard sites, want 36", got)
+	// 38 hazard sites, by hand: the table of special.go.
+	if got := len(sites) - generic; got != 38 {
+		t.Errorf("%d hazard sites, want 38", got)
 	}
 	tests := []struct {
 		host     string
@@ -219,6 +220,9 @@ func TestCrawlHazardWeb(t *testing.T) {
 		}
 	}
 	for _, h := range w.Hosts() {
+		if slices.Contains(w.Site(h).Mirrors, h) {
+			continue // reached through the Mirror-site lines, not by links
+		}
 		if _, ok := res.status["http://"+h+"/"]; !ok && w.Site(h).Trap == "" {
 			t.Errorf("home of %s never reached", h)
 		}
@@ -733,7 +737,7 @@ func TestMetrics(t *testing.T) {
 		`courtesy_testweb_requests_total{class="page"} 2`,
 		`courtesy_testweb_requests_total{class="trap"} 1`,
 		`courtesy_testweb_requests_total{class="unknown-host"} 2`, // the /metrics request counts too
-		"courtesy_testweb_sites 56",
+		"courtesy_testweb_sites 58",
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %q:\n%s", want, m)
@@ -762,5 +766,68 @@ func TestVisitTimeWindow(t *testing.T) {
 		if got := g.NextVisit(closed); !got.After(closed) {
 			t.Errorf("window %q: NextVisit(%s) = %s, want later", tc.window, closed, got)
 		}
+	}
+}
+
+// TestHostDirectiveSites: canonical.test's robots.txt names it as Host on
+// both of its names; mirrored.test declares two mirrors that serve its
+// pages, with a robots.txt of their own without Mirror-site lines, and
+// whose pages resolve their links on mirrored.test.
+func TestHostDirectiveSites(t *testing.T) {
+	w := mustNew(t, Config{})
+	h := w.Handler()
+	tests := []struct {
+		name, host string
+		robotsHas  []string
+		robotsNot  []string
+	}{
+		{"canonical name", "canonical.test", []string{"Host: canonical.test"}, nil},
+		{"www name", "www.canonical.test", []string{"Host: canonical.test"}, nil},
+		{"declaring name", "mirrored.test", []string{"Robot-version: 3.0", "Mirror-site: m1.mirrored.test", "Mirror-site: m2.mirrored.test"}, nil},
+		{"first mirror", "m1.mirrored.test", []string{"Disallow: /private/"}, []string{"Mirror-site"}},
+		{"second mirror", "m2.mirrored.test", []string{"Disallow: /private/"}, []string{"Mirror-site"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := body(t, get(t, h, "http://"+tc.host+"/robots.txt"))
+			for _, want := range tc.robotsHas {
+				if !strings.Contains(r, want) {
+					t.Errorf("robots.txt of %s lacks %q:\n%s", tc.host, want, r)
+				}
+			}
+			for _, not := range tc.robotsNot {
+				if strings.Contains(r, not) {
+					t.Errorf("robots.txt of %s has %q:\n%s", tc.host, not, r)
+				}
+			}
+		})
+	}
+	c := w.Site("www.canonical.test")
+	if c == nil || c.Host != "canonical.test" || !c.HasKind(KindRobotsHost) || fmt.Sprint(c.NonCanonical) != "[www.canonical.test]" ||
+		fmt.Sprint(c.SeedPages) != "[http://www.canonical.test/]" || c.DupGroup != "canonical.test" || c.Pages != specialPages {
+		t.Errorf("canonical.test: %+v", c)
+	}
+	m := w.Site("m2.mirrored.test")
+	if m == nil || m.Host != "mirrored.test" || !m.HasKind(KindMirrorSite) || fmt.Sprint(m.NonCanonical) != "[mirrored.test]" ||
+		fmt.Sprint(m.Mirrors) != "[m1.mirrored.test m2.mirrored.test]" || m.DupGroup != "" {
+		t.Errorf("mirrored.test: %+v", m)
+	}
+	// The mirrors serve the declaring site's pages, byte for byte, and
+	// every relative link resolves on mirrored.test.
+	for _, p := range []string{"/", genericPath(3), genericPath(5)} {
+		a := body(t, get(t, h, "http://mirrored.test"+p))
+		for _, mirror := range m.Mirrors {
+			if b := body(t, get(t, h, "http://"+mirror+p)); a != b {
+				t.Errorf("%s%s differs from mirrored.test%s", mirror, p, p)
+			}
+		}
+		if !strings.Contains(a, `<base href="http://mirrored.test/`) {
+			t.Errorf("mirrored.test%s has no absolute <base href>", p)
+		}
+	}
+	// The hub links to the Host site by its www name, not to the mirrors.
+	hub := body(t, get(t, h, "http://hub.test/"))
+	if !strings.Contains(hub, "http://www.canonical.test/") || !strings.Contains(hub, "http://mirrored.test/") || strings.Contains(hub, "m1.mirrored.test") {
+		t.Error("hub links: want www.canonical.test and mirrored.test, not the mirrors")
 	}
 }

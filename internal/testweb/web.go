@@ -46,6 +46,8 @@ const (
 	KindCompressed     Kind = "compressed"      // gzip and br Content-Encoding
 	KindMetaRobots     Kind = "meta-robots"     // meta robots, X-Robots-Tag, rel=nofollow
 	KindDuplicate      Kind = "duplicate"       // one of several names serving the same content
+	KindRobotsHost     Kind = "robots-host"     // robots.txt Host: names the canonical one of its names
+	KindMirrorSite     Kind = "mirror-site"     // REGP Mirror-site: lines send crawlers to two mirrors
 	KindTrap           Kind = "trap"            // a spider trap; Site.Trap says which
 )
 
@@ -107,11 +109,25 @@ type Site struct {
 	// DupGroup names the group of duplicate hosts the site belongs to
 	// (Host and Aliases), or "".
 	DupGroup string
+	// NonCanonical are the names of the site whose robots.txt asks
+	// crawlers to crawl another name instead: the names a robots.txt
+	// Host: line does not name (Yandex; seed 002 §3.2.13), and the name
+	// whose REGP Mirror-site: lines send crawlers to the Mirrors (seed 002
+	// §3.2.11). A crawler honouring the directives requests nothing there
+	// but /robots.txt.
+	NonCanonical []string
+	// Mirrors are the names the site's Mirror-site: lines declare (they
+	// serve the same pages, with a robots.txt of their own without
+	// Mirror-site lines); nil for other sites.
+	Mirrors []string
 
 	index    int     // position in Web.sites
 	special  special // which hazard site, or specGeneric
 	identity string  // name hashed to seed the site's content
 	origin   string  // scheme and host used in absolute links and canonical tags
+	// aliasRobots, when not nil, is the robots.txt body (status 200)
+	// served on the Aliases instead of Robots.
+	aliasRobots []byte
 }
 
 // pageCount is the number of generic pages the site serves.

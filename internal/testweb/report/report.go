@@ -2,7 +2,9 @@
 // the numbers the crawler and proxy issues are judged by (request counts,
 // per-host gaps and overlaps, gaps shorter than the robots.txt delay,
 // requests to disallowed paths or before robots.txt, trap URLs fetched,
-// orphan pages found, duplicate hosts crawled twice, user-agents).
+// orphan pages found, duplicate hosts crawled twice, requests to hosts
+// whose robots.txt names another (Host, Mirror-site) and the load on
+// declared mirrors, user-agents).
 //
 //	web, _ := testweb.New(cfg)               // the same Config as the server
 //	rep, err := report.Analyze(web, logFile, report.Options{MinDelay: time.Second})
@@ -105,6 +107,14 @@ type Report struct {
 	// DuplicateHosts lists the groups of duplicate hosts of which more than
 	// one name was crawled.
 	DuplicateHosts []DupCrawl `json:"duplicate_hosts"`
+	// NonCanonical counts requests (other than robots.txt) to the names
+	// whose robots.txt sends crawlers elsewhere (Site.NonCanonical: robots
+	// Host, REGP Mirror-site); a crawler honouring the directives sends
+	// none.
+	NonCanonical int `json:"non_canonical_requests"`
+	// MirrorLoad shows, per site declaring mirrors, how many distinct
+	// pages each mirror served and how many paths more than one did.
+	MirrorLoad []MirrorLoad `json:"mirror_load"`
 	// UnknownHostRequests counts requests for hosts the web does not have.
 	UnknownHostRequests int `json:"unknown_host_requests"`
 	// UserAgents counts requests per User-Agent.
@@ -122,6 +132,19 @@ type Report struct {
 type DupCrawl struct {
 	Group string   `json:"group"`
 	Hosts []string `json:"hosts"`
+}
+
+// MirrorLoad is how the pages of a site with REGP Mirror-site lines were
+// spread over its mirrors.
+type MirrorLoad struct {
+	Site string `json:"site"`
+	// Pages is the number of distinct pages (2xx, robots.txt excepted)
+	// fetched from each mirror, in Site.Mirrors order.
+	Pages []int `json:"pages"`
+	// Mirrors are the mirror names, as Site.Mirrors.
+	Mirrors []string `json:"mirrors"`
+	// Overlap is the number of paths fetched from more than one mirror.
+	Overlap int `json:"overlap"`
 }
 
 // HostStats are the numbers of one host (as named in the Host header,
@@ -281,6 +304,7 @@ func AnalyzeEntries(web *testweb.Web, entries []testweb.Entry, opts Options) *Re
 	nofollow := map[key]bool{}
 	private := map[key]bool{}
 	dupSeen := map[string]map[string]bool{}
+	mirrorPaths := map[*testweb.Site]map[string]map[string]bool{} // site → target → mirrors
 	perHost := map[string][]*testweb.Entry{}
 	var hostOrder []string
 
@@ -327,6 +351,19 @@ func AnalyzeEntries(web *testweb.Web, entries []testweb.Entry, opts Options) *Re
 		if res.Class == testweb.ClassRobots {
 			continue
 		}
+		if slices.Contains(s.NonCanonical, host) {
+			rep.NonCanonical++
+			example("non-canonical", e, "robots.txt names another host to crawl")
+		}
+		if len(s.Mirrors) > 0 && e.Status >= 200 && e.Status < 300 && slices.Contains(s.Mirrors, host) {
+			if mirrorPaths[s] == nil {
+				mirrorPaths[s] = map[string]map[string]bool{}
+			}
+			if mirrorPaths[s][e.Target] == nil {
+				mirrorPaths[s][e.Target] = map[string]bool{}
+			}
+			mirrorPaths[s][e.Target][host] = true
+		}
 		switch st := s.RobotsStatus; {
 		case st >= 500:
 			rep.Robots5xx++
@@ -355,6 +392,23 @@ func AnalyzeEntries(web *testweb.Web, entries []testweb.Entry, opts Options) *Re
 			rep.PagesPerSecond = float64(rep.Pages) / sec
 			rep.RequestsPerSecond = float64(rep.Requests) / sec
 		}
+	}
+	for _, s := range web.Sites() {
+		if len(s.Mirrors) == 0 {
+			continue
+		}
+		ml := MirrorLoad{Site: s.Host, Mirrors: s.Mirrors, Pages: make([]int, len(s.Mirrors))}
+		for _, hosts := range mirrorPaths[s] {
+			if len(hosts) > 1 {
+				ml.Overlap++
+			}
+			for i, m := range s.Mirrors {
+				if hosts[m] {
+					ml.Pages[i]++
+				}
+			}
+		}
+		rep.MirrorLoad = append(rep.MirrorLoad, ml)
 	}
 	for group, hosts := range dupSeen {
 		if len(hosts) < 2 {

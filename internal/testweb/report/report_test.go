@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -284,4 +285,54 @@ func FuzzAnalyze(f *testing.F) {
 			t.Fatalf("inconsistent report: %+v", rep)
 		}
 	})
+}
+
+// TestNonCanonicalAndMirrors: requests past robots.txt to the names whose
+// robots.txt sends crawlers elsewhere are counted; the load on declared
+// mirrors is shown, with paths fetched from both.
+func TestNonCanonicalAndMirrors(t *testing.T) {
+	web, err := testweb.New(testweb.Config{Sites: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	n := 0
+	req := func(host, target string, status int) testweb.Entry {
+		n++
+		s := t0.Add(time.Duration(n) * 2 * time.Second)
+		return testweb.Entry{Start: s, End: s.Add(time.Millisecond), Host: host, Target: target, Status: status, UserAgent: "testbot/1"}
+	}
+	entries := []testweb.Entry{
+		req("www.canonical.test", "/robots.txt", 200), // robots.txt: fine
+		req("www.canonical.test", "/", 200),           // 1
+		req("canonical.test", "/robots.txt", 200),
+		req("canonical.test", "/", 200),
+		req("mirrored.test", "/robots.txt", 200),
+		req("mirrored.test", "/docs/", 404), // 2 (any status)
+		req("m1.mirrored.test", "/robots.txt", 200),
+		req("m1.mirrored.test", "/", 200),
+		req("m1.mirrored.test", "/a.html", 200),
+		req("m2.mirrored.test", "/robots.txt", 200),
+		req("m2.mirrored.test", "/b.html", 200),
+		req("m2.mirrored.test", "/a.html", 200), // on both mirrors
+		req("m2.mirrored.test", "/missing", 404),
+	}
+	rep := AnalyzeEntries(web, entries, Options{})
+	if rep.NonCanonical != 2 {
+		t.Errorf("non-canonical requests %d, want 2", rep.NonCanonical)
+	}
+	want := `[{mirrored.test [2 2] [m1.mirrored.test m2.mirrored.test] 1}]`
+	if got := fmt.Sprint(rep.MirrorLoad); got != want {
+		t.Errorf("mirror load %s, want %s", got, want)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteText(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"requests to non-canonical hosts (robots Host, Mirror-site)  2",
+		"pages per mirror of mirrored.test", "m1.mirrored.test 2, m2.mirrored.test 2 (1 paths on several)"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("text report lacks %q:\n%s", s, b.String())
+		}
+	}
 }

@@ -49,6 +49,14 @@ func (r *Report) WriteText(w io.Writer, allHosts bool) error {
 		dups = append(dups, strings.Join(d.Hosts, "+"))
 	}
 	p("duplicate hosts crawled twice", fmt.Sprintf("%d %s", len(r.DuplicateHosts), strings.Join(dups, " ")))
+	p("requests to non-canonical hosts (robots Host, Mirror-site)", r.NonCanonical)
+	for _, m := range r.MirrorLoad {
+		parts := make([]string, len(m.Mirrors))
+		for i, h := range m.Mirrors {
+			parts[i] = fmt.Sprintf("%s %d", h, m.Pages[i])
+		}
+		p("pages per mirror of "+m.Site, fmt.Sprintf("%s (%d paths on several)", strings.Join(parts, ", "), m.Overlap))
+	}
 	p("requests to unknown hosts", r.UnknownHostRequests)
 	uas := make([]string, 0, len(r.UserAgents))
 	for ua := range r.UserAgents {
