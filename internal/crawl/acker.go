@@ -94,6 +94,15 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 	if len(kept) == 0 {
 		return
 	}
+	// The group's payload digests and near-duplicate hashes, gathered
+	// since the last group, in one commit: the frontier's synced commit
+	// below makes them durable with the pages they describe.
+	if err := c.digestsW.Flush(); err != nil {
+		c.log.Warn("payload digest index", "err", err)
+	}
+	if err := c.near.Flush(); err != nil {
+		c.log.Warn("near-duplicate index", "err", err)
+	}
 	st, err := c.fr.Put(context.WithoutCancel(ctx), items)
 	if err != nil {
 		// The frontier refuses writes (disk full, closed): the leases

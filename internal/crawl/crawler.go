@@ -117,6 +117,9 @@ type Crawler struct {
 	clog    *crawllog.Writer
 	near    *dedup.Index
 	digests *kv.Bucket
+	// digestsW gathers the digests' writes until the acker's next
+	// frontier commit (kv.Deferred); lookups consult it first.
+	digestsW *kv.Deferred
 	// digestsSeen filters lookups in digests (a resumed crawl reloads it).
 	digestsSeen *digestFilter
 	seedsKV     *kv.Bucket
@@ -370,6 +373,7 @@ func (c *Crawler) open(ctx context.Context) error {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	c.digests = c.db.Bucket("C/digest/")
+	c.digestsW = c.digests.Deferred()
 	c.digestsSeen = newDigestFilter()
 	if err := c.digests.Scan(nil, func(k, _ []byte) error {
 		c.digestsSeen.Add(string(k))
@@ -398,6 +402,13 @@ func (c *Crawler) close() error {
 	}
 	if c.fetcher != nil {
 		c.fetcher.Close()
+	}
+	// Writes gathered for the acker's next commit (none comes now).
+	if c.near != nil {
+		errs = append(errs, c.near.Flush())
+	}
+	if c.digestsW != nil {
+		errs = append(errs, c.digestsW.Flush())
 	}
 	if c.fr != nil {
 		errs = append(errs, c.fr.Close())

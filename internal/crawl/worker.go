@@ -434,7 +434,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	if ok && len(res.RawBody) > 0 {
 		if !c.digestsSeen.MayContain(digest) {
 			// Certainly a new payload: no store lookup.
-		} else if prev, err := c.digests.Get([]byte(digest)); err == nil {
+		} else if prev, err := c.digestLookup(digest); err == nil {
 			if r, ok := decodeRevisit(prev); ok {
 				revisit = &r
 				e.Annotations = append(e.Annotations, crawllog.AnnotationDuplicateDigest)
@@ -508,8 +508,9 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			return false
 		}
 		if ok && revisit == nil && len(res.RawBody) > 0 {
-			// Durable with the frontier's synced commit below.
-			_ = c.digests.SetNoSync([]byte(digest), encodeRevisit(l.URL, res.Start, wr.Response.RecordID))
+			// Committed by the acker right before the frontier's synced
+			// commit of this page, which makes it durable.
+			_ = c.digestsW.Set([]byte(digest), encodeRevisit(l.URL, res.Start, wr.Response.RecordID))
 			c.digestsSeen.Add(digest)
 		}
 	}
@@ -761,6 +762,15 @@ func (c *Crawler) complete(l frontier.Lease, items []frontier.Item, e *crawllog.
 	c.acks <- &ack{lease: l, items: items, entry: e, warc: warcIdx, done: true,
 		final: frontier.Item{Info: frontier.URLInfo{URL: l.URL, Key: l.Key, CrawlID: l.CrawlID}, Known: true}}
 	return true
+}
+
+// digestLookup returns the revisit target stored for a payload digest,
+// queued (digestsW) or committed.
+func (c *Crawler) digestLookup(digest string) ([]byte, error) {
+	if v, ok := c.digestsW.Pending([]byte(digest)); ok {
+		return v, nil
+	}
+	return c.digests.Get([]byte(digest))
 }
 
 func (c *Crawler) logLine(l frontier.Lease, e *crawllog.Entry) {

@@ -114,7 +114,7 @@ func NewIndex(opts IndexOptions) (*Index, error) {
 	}
 	x := &Index{opts: opts}
 	if opts.DB != nil {
-		x.store = &store{db: opts.DB.Pebble()}
+		x.store = &store{db: opts.DB.Pebble(), w: opts.DB.Bucket(storePrefix).Deferred()}
 	}
 	x.mu.sites = map[string]*list.Element{}
 	return x, nil
@@ -187,6 +187,16 @@ func (x *Index) Check(siteName string, h uint64) (match uint64, dist int, ok boo
 	return 0, 0, false
 }
 
+// Flush commits the hashes added since the last Flush, without an fsync
+// (see store). The crawler calls it right before each synced frontier
+// commit, which then makes them durable too.
+func (x *Index) Flush() error {
+	if x.store == nil {
+		return nil
+	}
+	return x.store.w.Flush()
+}
+
 // persist writes one added hash to the store, outside the index lock.
 func (x *Index) persist(siteName string, seq, h uint64) {
 	if x.store == nil {
@@ -210,7 +220,8 @@ func (x *Index) lockedSite(name string) *site {
 		return x.siteLocked(name)
 	}
 	x.mu.Unlock()
-	hashes, next, err := x.store.load(name, x.opts.MaxPerSite)
+	// The site's newest hashes may still be queued (Flush).
+	hashes, next, err := x.store.loadFlushed(name, x.opts.MaxPerSite)
 	x.mu.Lock()
 	if err != nil && x.opts.OnError != nil {
 		x.opts.OnError(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
 // storePrefix is the kv bucket of the near-duplicate index. A key is
@@ -21,13 +23,18 @@ import (
 // per hash and no delete.
 const storePrefix = "dedup/near/"
 
-// store persists the index. Writes do not wait for an fsync
-// (pebble.NoSync): the crawler's next synced frontier commit goes through
-// the same write-ahead log and makes them durable, as package traps does
-// for its counters; a crash loses at most the hashes of the pages in
-// flight, which are fetched again anyway.
+// store persists the index. Writes are gathered (kv.Deferred) and
+// committed without an fsync by Index.Flush, which the crawler calls right
+// before each synced frontier commit: that commit goes through the same
+// write-ahead log and makes them durable, as package traps does for its
+// counters. A crash loses at most the hashes of the pages in flight, which
+// are fetched again anyway. Whoever closes the kv store flushes first.
 type store struct {
 	db *pebble.DB
+	// w gathers the writes until Index.Flush (or a site's load) commits
+	// them: one commit per crawler acknowledgement group instead of one
+	// per page.
+	w *kv.Deferred
 }
 
 // errBadSite: a site name with a NUL byte would break the key layout;
@@ -54,10 +61,19 @@ func (s *store) append(site string, seq, h uint64, limit int) error {
 	var v [16]byte
 	binary.BigEndian.PutUint64(v[:8], h)
 	binary.BigEndian.PutUint64(v[8:], seq)
-	if err := s.db.Set(binary.BigEndian.AppendUint32(siteKey(site), uint32(slot)), v[:], pebble.NoSync); err != nil {
+	key := binary.BigEndian.AppendUint32(siteKey(site), uint32(slot))
+	if err := s.w.Set(key[len(storePrefix):], v[:]); err != nil {
 		return fmt.Errorf("dedup: store: %w", err)
 	}
 	return nil
+}
+
+// loadFlushed commits the queued writes and then loads site.
+func (s *store) loadFlushed(site string, limit int) ([]uint64, uint64, error) {
+	if err := s.w.Flush(); err != nil {
+		return nil, 0, fmt.Errorf("dedup: store: %w", err)
+	}
+	return s.load(site, limit)
 }
 
 // load returns the newest limit hashes of site, oldest first, and the

@@ -68,6 +68,9 @@ func TestIndexResume(t *testing.T) {
 			sites[s] = append(sites[s], h)
 		}
 	}
+	if err := x.Flush(); err != nil { // as the crawler does before closing
+		t.Fatal(err)
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +112,9 @@ func TestIndexResume(t *testing.T) {
 	// stored before is overwritten.
 	h := rng.Uint64()
 	y.Check("a.test", h)
+	if err := y.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := storedKeys(t, db, "a.test"), len(sites["a.test"])+1; got != want {
 		t.Errorf("a.test has %d stored hashes, want %d", got, want)
 	}
@@ -143,6 +149,9 @@ func TestIndexStoreBounds(t *testing.T) {
 				x.Add("s.test", h)
 				added = append(added, h)
 			}
+			if err := x.Flush(); err != nil {
+				t.Fatal(err)
+			}
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -174,6 +183,26 @@ func TestIndexStoreEvictionReloads(t *testing.T) {
 	}
 	if _, d, ok := x.Check("a.test", 0xaaaa_0000_ffff_1235); !ok || d != 1 {
 		t.Errorf("evicted site not reloaded from the store: ok=%v dist=%d", ok, d)
+	}
+}
+
+// TestIndexFlush: added hashes reach the store at Flush, one commit for
+// all of them, not one per hash.
+func TestIndexFlush(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	x := newStoredIndex(t, db, IndexOptions{})
+	for i := range 5 {
+		x.Add("s.test", uint64(i+1)*0x0001_0001_0001_0001)
+	}
+	if n := storedKeys(t, db, "s.test"); n != 0 {
+		t.Errorf("%d keys stored before Flush, want 0", n)
+	}
+	if err := x.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := storedKeys(t, db, "s.test"); n != 5 {
+		t.Errorf("%d keys stored after Flush, want 5", n)
 	}
 }
 

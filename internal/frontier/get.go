@@ -34,6 +34,7 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 		leaseDur = f.opts.DefaultLease
 	}
 	g := getter{f: f, p: p, now: now, expires: now + int64(leaseDur), budget: f.opts.MaxURLsPerGet}
+	defer g.close()
 
 	if p.Key != "" {
 		c := f.mu.crawls[normCrawl(p.CrawlID)]
@@ -89,6 +90,31 @@ type getter struct {
 	expires int64
 	budget  int
 	out     []Lease
+	// it reads the queues of this call, one after another (SetBounds):
+	// a Pebble iterator per queue served cost about 4 % of a crawl's CPU.
+	it *pebble.Iterator
+}
+
+// iter returns the call's iterator bounded to prefix.
+func (g *getter) iter(prefix []byte) (*pebble.Iterator, error) {
+	if g.it == nil {
+		it, err := g.f.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upperBound(prefix)})
+		if err != nil {
+			return nil, fmt.Errorf("frontier: get: %w", err)
+		}
+		g.it = it
+		return it, nil
+	}
+	g.it.SetBounds(prefix, upperBound(prefix))
+	return g.it, nil
+}
+
+// close closes the call's iterator, if any.
+func (g *getter) close() {
+	if g.it != nil {
+		_ = g.it.Close()
+		g.it = nil
+	}
 }
 
 // serve leases up to the allowed number of q's due URLs and reschedules q.
@@ -107,16 +133,15 @@ func (g *getter) serve(q *queue) error {
 	}
 	c := q.crawl
 	prefix := entryPrefix(c.cid, q.rec.qid)
-	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upperBound(prefix)})
+	it, err := g.iter(prefix)
 	if err != nil {
-		return fmt.Errorf("frontier: get: %w", err)
+		return err
 	}
 	served := 0
 	futureDue := int64(0)
 	for ok := it.First(); ok && served < n; ok = it.Next() {
 		pos, err := decodeEntryKey(it.Key())
 		if err != nil {
-			it.Close()
 			return corrupt("queue entry", err)
 		}
 		if pos.due > g.now {
@@ -125,11 +150,9 @@ func (g *getter) serve(q *queue) error {
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			it.Close()
 			return fmt.Errorf("frontier: get: %w", err)
 		}
 		if len(v) < hashLen {
-			it.Close()
 			return corrupt("queue entry", errCorrupt)
 		}
 		var h urlHash
@@ -139,7 +162,6 @@ func (g *getter) serve(q *queue) error {
 		}
 		_, u, md, err := decodeEntry(v)
 		if err != nil {
-			it.Close()
 			return corrupt("queue entry", err)
 		}
 		l := &lease{q: q, hash: h, expires: g.expires}
@@ -154,7 +176,7 @@ func (g *getter) serve(q *queue) error {
 		})
 		served++
 	}
-	if err := it.Close(); err != nil {
+	if err := it.Error(); err != nil {
 		return fmt.Errorf("frontier: get: %w", err)
 	}
 	g.budget -= served
