@@ -38,6 +38,13 @@ type Config struct {
 	// quarter against level 6 on testweb records for a 5 % larger file
 	// (0.54 vs 0.52 of the input; measured 2026-11-22).
 	WARCGzipLevel int `yaml:"warc-gzip-level"`
+	// StoreCacheBytes is the block cache of the crawl's store (frontier,
+	// robots, digests): Pebble's cache, which must hold the last level's
+	// Bloom filters (about 1.25 bytes per known URL) for the seen-test to
+	// stay a filter probe. Default 64 MiB, enough for tens of millions of
+	// URLs; give 512 MiB to a crawl that will know 100 million
+	// (docs/frontier.md "Memory and scale"). At most 64 GiB.
+	StoreCacheBytes int64 `yaml:"store-cache-bytes"`
 	// CrawlID names the crawl in the frontier. Default "DEFAULT".
 	CrawlID string `yaml:"crawl-id"`
 	// MaxPages stops the crawl once this many URLs were completed
@@ -252,6 +259,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.WARCWriters < 0 || c.WARCWriters > 64 {
 		errs = append(errs, fmt.Errorf("crawl: warc-writers %d not in 1..64", c.WARCWriters))
+	}
+	if c.StoreCacheBytes < 0 || c.StoreCacheBytes > 64<<30 {
+		errs = append(errs, fmt.Errorf("crawl: store-cache-bytes %d not in 0..%d", c.StoreCacheBytes, int64(64<<30)))
 	}
 	if c.WARCGzipLevel < 0 || c.WARCGzipLevel > 9 {
 		errs = append(errs, fmt.Errorf("crawl: warc-gzip-level %d not in 0..9", c.WARCGzipLevel))

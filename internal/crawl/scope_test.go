@@ -90,6 +90,9 @@ func TestConfigValidate(t *testing.T) {
 		{"bad regexp", Config{Scope: Scope{Include: []string{"("}}}, false},
 		{"negative pages", Config{MaxPages: -1}, false},
 		{"negative delay", Config{Delay: -time.Second}, false},
+		{"store cache 512 MiB", Config{StoreCacheBytes: 512 << 20}, true},
+		{"negative store cache", Config{StoreCacheBytes: -1}, false},
+		{"store cache over 64 GiB", Config{StoreCacheBytes: 65 << 30}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
