@@ -542,16 +542,11 @@ func TestCrawlHostRewrites(t *testing.T) {
 		"/o1": `page o1 <a href="/o2">o2</a>`,
 		"/o2": `page o2`,
 	}
-	var mu sync.Mutex
-	requests := map[string][]string{}
+	var reqs hostRequests
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if hh, _, err := net.SplitHostPort(host); err == nil {
-			host = hh
-		}
-		mu.Lock()
-		requests[host] = append(requests[host], r.URL.Path)
-		mu.Unlock()
+		reqs.Lock()
+		host := reqs.addLocked(r)
+		reqs.Unlock()
 		if r.URL.Path == "/robots.txt" {
 			fmt.Fprint(w, robotsOf[host])
 			return
@@ -585,24 +580,24 @@ func TestCrawlHostRewrites(t *testing.T) {
 	if !sum.Finished {
 		t.Fatalf("crawl did not finish: %+v", sum)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	t.Logf("requests: %v", requests)
+	reqs.Lock()
+	defer reqs.Unlock()
+	t.Logf("requests: %v", reqs.paths)
 	if testing.Verbose() {
 		if b, err := os.ReadFile(sum.CrawlLog); err == nil {
 			t.Logf("crawl.log:\n%s", b)
 		}
 	}
 	for _, host := range []string{"www.a.test", "orig.test"} {
-		if got := strings.Join(requests[host], " "); got != "/robots.txt" {
+		if got := strings.Join(reqs.paths[host], " "); got != "/robots.txt" {
 			t.Errorf("%s got requests %q, want only /robots.txt", host, got)
 		}
 	}
-	if got := requests["alias.test"]; len(got) != 0 {
+	if got := reqs.paths["alias.test"]; len(got) != 0 {
 		t.Errorf("alias.test got requests %q, want none", got)
 	}
 	has := func(host, path string) bool {
-		for _, p := range requests[host] {
+		for _, p := range reqs.paths[host] {
 			if p == path {
 				return true
 			}
@@ -971,18 +966,13 @@ func TestCrawlHostRuleRefresh(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var mu sync.Mutex
+			var reqs hostRequests
 			second := false
-			requests := map[string][]string{}
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				host := r.Host
-				if hh, _, err := net.SplitHostPort(host); err == nil {
-					host = hh
-				}
-				mu.Lock()
-				requests[host] = append(requests[host], r.URL.Path)
+				reqs.Lock()
+				host := reqs.addLocked(r)
 				changed := second && host == "www.a.test"
-				mu.Unlock()
+				reqs.Unlock()
 				if r.URL.Path == "/robots.txt" {
 					switch {
 					case changed && tc.status != http.StatusOK:
@@ -1031,24 +1021,24 @@ func TestCrawlHostRuleRefresh(t *testing.T) {
 				}
 			}
 			run("http://www.a.test/one")
-			mu.Lock()
-			if got := strings.Join(requests["www.a.test"], " "); got != "/robots.txt" {
+			reqs.Lock()
+			if got := strings.Join(reqs.paths["www.a.test"], " "); got != "/robots.txt" {
 				t.Fatalf("first run: www.a.test got %q, want only /robots.txt", got)
 			}
-			requests = map[string][]string{}
+			reqs.paths = nil
 			second = true
-			mu.Unlock()
+			reqs.Unlock()
 			// The robots.txt entry of the first run expires (its TTL is
 			// ttl); waiting it out is what makes the second run fetch the
 			// file again.
 			time.Sleep(2 * ttl)
 			run("http://www.a.test/two")
 
-			mu.Lock()
-			defer mu.Unlock()
-			t.Logf("second run: %v", requests)
-			www := strings.Join(requests["www.a.test"], " ")
-			onA := slices.Contains(requests["a.test"], "/two")
+			reqs.Lock()
+			defer reqs.Unlock()
+			t.Logf("second run: %v", reqs.paths)
+			www := strings.Join(reqs.paths["www.a.test"], " ")
+			onA := slices.Contains(reqs.paths["a.test"], "/two")
 			if tc.kept {
 				if !strings.HasPrefix(www, "/robots.txt") || strings.Contains(www, "/two") || !onA {
 					t.Errorf("rule kept: www.a.test got %q and a.test/two fetched %v; want only robots.txt there and /two on a.test", www, onA)
@@ -1125,4 +1115,24 @@ func FuzzDecodeStoredRule(f *testing.F) {
 			t.Fatalf("%q → %q does not decode to the same rule: %+v vs %+v", s, enc, r, r2)
 		}
 	})
+}
+
+// hostRequests records the paths each host (without its port) was asked
+// for, in tests that serve several hosts from one loopback server.
+type hostRequests struct {
+	sync.Mutex
+	paths map[string][]string
+}
+
+// addLocked records r and returns its host; the caller holds the lock.
+func (h *hostRequests) addLocked(r *http.Request) string {
+	host := r.Host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
+	}
+	if h.paths == nil {
+		h.paths = map[string][]string{}
+	}
+	h.paths[host] = append(h.paths[host], r.URL.Path)
+	return host
 }

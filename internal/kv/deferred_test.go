@@ -7,14 +7,21 @@ import (
 	"testing"
 )
 
-func TestDeferred(t *testing.T) {
+// openDeferred opens a store in a temporary directory and returns a bucket
+// of it with its Deferred.
+func openDeferred(t *testing.T) (*Bucket, *Deferred) {
+	t.Helper()
 	db, err := Open(t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	b := db.Bucket("d/")
-	d := b.Deferred()
+	return b, b.Deferred()
+}
+
+func TestDeferred(t *testing.T) {
+	b, d := openDeferred(t)
 	if err := d.Set([]byte("k"), []byte("v")); err != nil {
 		t.Fatal(err)
 	}
@@ -41,13 +48,7 @@ func TestDeferred(t *testing.T) {
 // TestDeferredBound: past maxDeferred writes Set commits on its own, and
 // concurrent writers lose nothing.
 func TestDeferredBound(t *testing.T) {
-	db, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	b := db.Bucket("d/")
-	d := b.Deferred()
+	b, d := openDeferred(t)
 	const n = maxDeferred + 100
 	var wg sync.WaitGroup
 	for w := range 4 {

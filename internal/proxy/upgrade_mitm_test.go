@@ -325,16 +325,7 @@ func TestWebSocketThroughMITMProxyClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	wsEchoOnce(t, c, br, "x")
-	done := make(chan struct{})
-	go func() { e.proxy.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not return with a socket open")
-	}
-	if _, _, err := readFrame(br); err == nil || isTimeout(err) {
-		t.Fatalf("read after Close: %v, want the proxy's close", err)
-	}
+	closeWithSocketOpen(t, e.proxy, br)
 	if n := e.proxy.WebSockets(); n != 0 {
 		t.Errorf("WebSockets = %d after Close", n)
 	}

@@ -392,17 +392,24 @@ func TestWebSocketLimits(t *testing.T) {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 		wsEchoOnce(t, c, br, "x")
-		done := make(chan struct{})
-		go func() { e.proxy.Close(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("Close did not return with a socket open")
-		}
-		if _, _, err := readFrame(br); err == nil || isTimeout(err) {
-			t.Fatalf("read after Close: %v, want EOF", err)
-		}
+		closeWithSocketOpen(t, e.proxy, br)
 	})
+}
+
+// closeWithSocketOpen closes p while a WebSocket read through br is open:
+// Close must return, and the client must see its socket end.
+func closeWithSocketOpen(t *testing.T, p *Proxy, br *bufio.Reader) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { p.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return with a socket open")
+	}
+	if _, _, err := readFrame(br); err == nil || isTimeout(err) {
+		t.Fatalf("read after Close: %v, want the socket closed", err)
+	}
 }
 
 func hostOf(t *testing.T, raw string) string {
