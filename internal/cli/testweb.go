@@ -245,6 +245,12 @@ func runTestwebSites(env *Env, args []string) error {
 		if len(s.Aliases) > 0 {
 			line += " aliases=" + strings.Join(s.Aliases, ",")
 		}
+		if len(s.NonCanonical) > 0 {
+			line += " non-canonical=" + strings.Join(s.NonCanonical, ",")
+		}
+		if len(s.Mirrors) > 0 {
+			line += " mirrors=" + strings.Join(s.Mirrors, ",")
+		}
 		fmt.Fprintln(env.Stdout, line)
 	}
 	return nil
@@ -263,7 +269,10 @@ func siteJSON(s *testweb.Site) any {
 		Sitemaps     []string       `json:"sitemaps,omitempty"`
 		Orphans      []string       `json:"orphans,omitempty"`
 		DupGroup     string         `json:"dup_group,omitempty"`
-	}{s.Host, s.Aliases, s.Kinds, s.Trap, s.Addr.String(), s.RobotsStatus, s.Delay.Seconds(), s.SeedPages, s.Sitemaps, s.Orphans, s.DupGroup}
+		NonCanonical []string       `json:"non_canonical,omitempty"` // names robots Host: sends crawlers away from
+		Mirrors      []string       `json:"mirrors,omitempty"`       // REGP Mirror-site: targets
+	}{s.Host, s.Aliases, s.Kinds, s.Trap, s.Addr.String(), s.RobotsStatus, s.Delay.Seconds(), s.SeedPages, s.Sitemaps, s.Orphans, s.DupGroup,
+		s.NonCanonical, s.Mirrors}
 }
 
 func runTestwebReport(env *Env, args []string) error {

@@ -79,22 +79,30 @@ func TestTestwebSites(t *testing.T) {
 	if len(lines) != 3+38 {
 		t.Errorf("%d sites, want 41", len(lines))
 	}
-	var s struct {
-		Host         string  `json:"host"`
-		RobotsStatus int     `json:"robots_status"`
-		DelaySeconds float64 `json:"delay_seconds"`
-	}
-	found := false
+	found, mirrored := false, false
 	for _, l := range lines {
+		var s struct {
+			Host         string   `json:"host"`
+			RobotsStatus int      `json:"robots_status"`
+			DelaySeconds float64  `json:"delay_seconds"`
+			NonCanonical []string `json:"non_canonical"`
+			Mirrors      []string `json:"mirrors"`
+		}
 		if err := json.Unmarshal([]byte(l), &s); err != nil {
 			t.Fatal(err)
 		}
-		if s.Host == "crawl-delay.test" {
+		switch s.Host {
+		case "crawl-delay.test":
 			found = s.DelaySeconds == 1 && s.RobotsStatus == 200
+		case "mirrored.test":
+			mirrored = len(s.Mirrors) == 2 && len(s.NonCanonical) > 0
 		}
 	}
 	if !found {
 		t.Error("crawl-delay.test missing or wrong")
+	}
+	if !mirrored {
+		t.Error("mirrored.test without its two mirrors and its non-canonical name in --json")
 	}
 	code, out, _ = run(t, "", "testweb", "sites")
 	if code != 0 || !strings.Contains(out, "trap=calendar") {
