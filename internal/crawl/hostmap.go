@@ -59,6 +59,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"net"
 	"net/url"
 	"slices"
@@ -240,32 +242,16 @@ func (r *hostRule) target(u *url.URL) hostSpec {
 // mirror names and the path only, never on the mirrors' order.
 func pickMirror(mirrors []hostSpec, path string) int {
 	best, bestScore := 0, uint64(0)
+	h := fnv.New64a() // FNV-1a: stable across runs and Go versions, as the choice must be
 	for i, m := range mirrors {
-		h := fnv1a(fnvOffset, m.scheme)
-		h = fnv1a(h, "://")
-		h = fnv1a(h, joinHost(m.host, m.port))
-		h = fnv1a(h, "\x00")
-		h = mix64(fnv1a(h, path))
-		if i == 0 || h > bestScore {
-			best, bestScore = i, h
+		h.Reset()
+		io.WriteString(h, m.scheme+"://"+joinHost(m.host, m.port)+"\x00"+path)
+		score := mix64(h.Sum64())
+		if i == 0 || score > bestScore {
+			best, bestScore = i, score
 		}
 	}
 	return best
-}
-
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-// fnv1a continues a 64-bit FNV-1a hash with s: stable across runs and Go
-// versions, as the mirror choice must be.
-func fnv1a(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= fnvPrime
-	}
-	return h
 }
 
 // mix64 is the splitmix64 finalizer: FNV's low bits mix poorly, and
