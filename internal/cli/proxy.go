@@ -218,6 +218,9 @@ See docs/proxy.md and docs/configuration.md.`)
 	px, err := proxy.New(fc.Proxy, proxy.Options{
 		Gate: gate, Cache: cache, Resolver: res, Logger: log, Registry: reg, Counters: counters, MITM: ca,
 		UpstreamTLS: upstreamTLS,
+		// The low-load mode sets GOMAXPROCS; an operator who set it
+		// explicitly keeps it.
+		GovernProcs: os.Getenv("GOMAXPROCS") == "",
 	})
 	if err != nil {
 		return usagef("%v", err)
@@ -293,7 +296,7 @@ See docs/proxy.md and docs/configuration.md.`)
 		}
 	}
 	wg.Add(1)
-	go serve(servers[0], ln)
+	go serve(servers[0], px.Listener(ln))
 	if apiLn != nil {
 		wg.Add(1)
 		go serve(servers[1], apiLn)

@@ -140,6 +140,23 @@ type Config struct {
 
 	// WebSocket tunes WebSocket handshakes through the proxy (upgrade.go).
 	WebSocket WebSocketConfig `yaml:"websocket"`
+
+	// LowLatency tunes the low-load mode (latency.go). It applies only
+	// when the proxy governs its process (Options.GovernProcs, as
+	// `courtesy proxy` does).
+	LowLatency LowLatencyConfig `yaml:"low-latency"`
+}
+
+// LowLatencyConfig tunes the low-load mode: while at most two requests
+// are in flight, the Go scheduler runs on one core and a read the proxy
+// waits on polls its socket briefly before it sleeps, so that a request
+// does not pay for waking idle cores (latency.go explains why).
+type LowLatencyConfig struct {
+	// Disabled keeps every core and never polls. Default false (on).
+	Disabled bool `yaml:"disabled"`
+	// Poll is how long a read polls its socket before sleeping, at low
+	// load. Default 100µs; negative: no polling; at most 10ms.
+	Poll time.Duration `yaml:"poll"`
 }
 
 // WebSocketConfig tunes WebSocket proxying (RFC 6455 over an absolute-form
@@ -213,6 +230,9 @@ func (c Config) Validate() error {
 	if ws.MaxPerHost < 0 || ws.MaxPerHost > maxQueueLimit || ws.MaxOpen < 0 || ws.MaxOpen > maxQueueLimit {
 		bad("websocket: max-per-host and max-open must be within 0..%d", maxQueueLimit)
 	}
+	if c.LowLatency.Poll > 10*time.Millisecond {
+		bad("low-latency: poll %v is more than 10ms", c.LowLatency.Poll)
+	}
 	if c.TraceSize < 0 || c.TraceSize > maxTraceSize {
 		bad("trace-size %d outside 0..%d", c.TraceSize, maxTraceSize)
 	}
@@ -264,6 +284,7 @@ func (c Config) withDefaults() Config {
 	def(&c.WebSocket.MaxLifetime, time.Hour)
 	defInt(&c.WebSocket.MaxPerHost, 4)
 	defInt(&c.WebSocket.MaxOpen, 1000)
+	def(&c.LowLatency.Poll, 100*time.Microsecond)
 	if c.WebSocket.MaxBytes == 0 {
 		c.WebSocket.MaxBytes = 64 << 20
 	}

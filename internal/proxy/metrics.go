@@ -78,6 +78,19 @@ func newMetrics(p *Proxy, reg prometheus.Registerer, counters *politeness.Counte
 			return float64(p.WebSockets())
 		}),
 	}
+	if g := p.gov; g != nil {
+		cs = append(cs,
+			gauge("courtesy_proxy_low_load_mode", "1 while the proxy runs on one core with polling reads (low load), 0 otherwise.", func() float64 {
+				if g.low.Load() {
+					return 1
+				}
+				return 0
+			}),
+			counter("courtesy_proxy_low_load_switches_total", "Switches into low-load mode.", func() float64 { return float64(g.switches.Load()) }),
+			counter("courtesy_proxy_low_load_polls_total", "Reads that polled their socket in low-load mode.", func() float64 { return float64(g.polls.Load()) }),
+			counter("courtesy_proxy_low_load_poll_hits_total", "Polling reads whose socket became readable within the budget.", func() float64 { return float64(g.pollHits.Load()) }),
+		)
+	}
 	if p.cache != nil {
 		c := p.cache
 		cs = append(cs,

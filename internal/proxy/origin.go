@@ -30,6 +30,8 @@ import (
 // wire and read responses with the same rules (RFC 9112).
 type originPool struct {
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// wrap, when set, wraps each new connection (polling reads, latency.go).
+	wrap func(net.Conn) net.Conn
 	// maxIdlePerHost bounds the idle connections kept per origin address,
 	// maxIdle those kept in all.
 	maxIdlePerHost, maxIdle int
@@ -149,6 +151,9 @@ func (o *originPool) roundTrip(req *http.Request, timeout time.Duration) (*http.
 			c, err := o.dial(ctx, "tcp", key)
 			if err != nil {
 				return nil, err
+			}
+			if o.wrap != nil {
+				c = o.wrap(c)
 			}
 			oc = &originConn{c: c, key: key, limit: math.MaxInt64}
 			oc.br = bufio.NewReaderSize(oc, 4<<10)

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,11 @@ type Options struct {
 	// UpstreamTLS configures TLS to origins (intercepted HTTPS); nil
 	// means the system roots.
 	UpstreamTLS *tls.Config
+	// GovernProcs lets the proxy switch the process to one core and
+	// polling reads while its load is low (latency.go, Config.LowLatency).
+	// GOMAXPROCS is process-wide: set it only when the proxy owns the
+	// process, and serve through Listener. Default false.
+	GovernProcs bool
 }
 
 // Proxy is the polite forward proxy: an http.Handler for absolute-form
@@ -92,6 +98,7 @@ type Proxy struct {
 	tunnels       sync.WaitGroup
 	closing       chan struct{}
 	closeOnce     sync.Once
+	gov           *governor // nil unless Options.GovernProcs
 }
 
 // runtimeConfig is a Config with its derived values, swapped atomically.
@@ -156,8 +163,22 @@ func New(cfg Config, o Options) (*Proxy, error) {
 	}
 	p.origin = newOriginPool(p.dial, rc.MaxIdleConnsPerHost, p.transport.MaxIdleConns,
 		p.transport.IdleConnTimeout, rc.UpstreamHeaderTimeout, p.transport.MaxResponseHeaderBytes)
+	if o.GovernProcs {
+		p.gov = newGovernor(func() LowLatencyConfig { return p.cfg.Load().LowLatency }, runtime.GOMAXPROCS, time.Now)
+		p.origin.wrap = func(c net.Conn) net.Conn { return p.gov.wrap(c, 1) }
+		go p.gov.run(p.closing)
+	}
 	p.m = newMetrics(p, o.Registry, o.Counters)
 	return p, nil
+}
+
+// Listener returns l with its connections' reads polling in low-load
+// mode (Options.GovernProcs); l itself otherwise.
+func (p *Proxy) Listener(l net.Listener) net.Listener {
+	if p.gov == nil {
+		return l
+	}
+	return pollListener{Listener: l, g: p.gov}
 }
 
 // SetConfig replaces the runtime configuration (the config file watcher
@@ -211,6 +232,9 @@ func (p *Proxy) Close() error {
 	p.transport.CloseIdleConnections()
 	p.origin.closeIdle()
 	p.tunnels.Wait()
+	if p.gov != nil {
+		<-p.gov.done
+	}
 	return nil
 }
 
@@ -219,6 +243,10 @@ func (p *Proxy) Close() error {
 // monitoring); a nil api answers them 400.
 func (p *Proxy) Handler(api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.gov != nil {
+			p.gov.begin()
+			defer p.gov.end()
+		}
 		if r.Method == http.MethodConnect || r.URL.IsAbs() {
 			p.ServeHTTP(w, r)
 			return
