@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/cli"
 )
@@ -31,6 +32,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
 	cpu := fs.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	heap := fs.String("memprofile", "", "write a heap profile to `FILE` when the command ends")
+	heapAfter := fs.Duration("memprofile-after", 0, "write the heap profile this long after the start instead (the live heap mid-run)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,17 +55,26 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *heap != "" && *heapAfter > 0 {
+		t := time.AfterFunc(*heapAfter, func() { writeHeap(*heap) })
+		defer t.Stop()
+	}
 	code := cli.Main(ctx, cli.Stdio(), fs.Args())
-	if *heap != "" {
-		runtime.GC()
-		f, err := os.Create(*heap)
-		if err == nil {
-			err = pprof.WriteHeapProfile(f)
-			f.Close()
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "profile:", err)
-		}
+	if *heap != "" && *heapAfter == 0 {
+		writeHeap(*heap)
 	}
 	return code
+}
+
+// writeHeap writes a heap profile of the live heap (after a GC) to name.
+func writeHeap(name string) {
+	runtime.GC()
+	f, err := os.Create(name)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+	}
 }
