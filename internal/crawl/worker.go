@@ -575,7 +575,7 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 	off, _ := strconv.Atoi(md1(l.Metadata, mdOff))
 	depth := l.Depth + 1
 	seen := make(map[string]bool, len(links))
-	var items []frontier.Item
+	items := make([]frontier.Item, 0, len(links)) // one allocation, not log2(n)
 	// The frontier only encodes an item's metadata (it never keeps or
 	// changes the map), so the links of one page that share a hop and an
 	// off-scope count share one map: a page's ten or more outlinks cost
