@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -107,7 +106,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, rc *runtimeConfi
 	}
 	t := &tunnel{hard: time.Now().Add(rc.TunnelTimeout), idle: rc.TunnelIdleTimeout}
 	t.touch()
-	up, down, _ := t.relay(client, client, upstream, upstream, 0, p.closing)
+	up, down, _ := t.relay(client, client, upstream, upstream, 0, 0, p.closing)
 	x.Bytes = up + down
 }
 
@@ -127,13 +126,21 @@ func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }
 // or closing is closed. A direction that ends normally half-closes its
 // destination so the other drains; one that passes limit bytes (limit >
 // 0) closes both and its error is returned.
-func (t *tunnel) relay(a net.Conn, aR io.Reader, b net.Conn, bR io.Reader, limit int64, closing <-chan struct{}) (ab, ba int64, err error) {
-	var (
-		wg           sync.WaitGroup
-		errAB, errBA error
-	)
+//
+// grace 0 keeps TCP's half-close semantics, right for a CONNECT tunnel:
+// a peer may shut down its sending side and still read the answer (RFC
+// 9293 §3.6), so the other direction runs until it ends by itself or a
+// timeout. grace > 0 is for protocols with no half-open state (a
+// WebSocket is closed once its TCP connection is, RFC 6455 §7.1.1): once
+// either direction has ended, the other gets grace to end too, and then
+// both connections are closed.
+func (t *tunnel) relay(a net.Conn, aR io.Reader, b net.Conn, bR io.Reader, limit int64, grace time.Duration, closing <-chan struct{}) (ab, ba int64, err error) {
+	var errAB, errBA error
+	// ended gets one value per direction; receiving both orders their
+	// results before this function reads them.
+	ended := make(chan struct{}, 2)
 	one := func(dst, src net.Conn, srcR io.Reader, n *int64, e *error) {
-		defer wg.Done()
+		defer func() { ended <- struct{}{} }()
 		*n, *e = t.pipeLimited(dst, src, srcR, limit)
 		if *e != nil {
 			_ = a.Close() // a capped connection ends both ways
@@ -142,17 +149,34 @@ func (t *tunnel) relay(a net.Conn, aR io.Reader, b net.Conn, bR io.Reader, limit
 		}
 		closeWrite(dst)
 	}
-	done := make(chan struct{})
-	wg.Add(2)
+	closeBoth := func() {
+		_ = a.Close() // unblocks both directions' reads and writes
+		_ = b.Close()
+	}
 	go one(b, a, aR, &ab, &errAB)
 	go one(a, b, bR, &ba, &errBA)
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-closing:
-		_ = a.Close()
-		_ = b.Close()
-		<-done
+	var (
+		timer    *time.Timer
+		graceEnd <-chan time.Time // set once the first direction ends
+	)
+	for running := 2; running > 0; {
+		select {
+		case <-ended:
+			running--
+			if running == 1 && grace > 0 {
+				timer = time.NewTimer(grace)
+				graceEnd = timer.C
+			}
+		case <-graceEnd:
+			graceEnd = nil
+			closeBoth()
+		case <-closing:
+			closing = nil
+			closeBoth()
+		}
+	}
+	if timer != nil {
+		timer.Stop()
 	}
 	return ab, ba, errors.Join(errAB, errBA)
 }

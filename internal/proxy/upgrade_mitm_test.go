@@ -60,7 +60,7 @@ func wsEchoLoop(w http.ResponseWriter, r *http.Request) {
 }
 
 // wssOrigin is a TLS origin on 127.0.0.1: robots.txt (404 when empty),
-// /ws (wsEchoLoop), hello for the rest. It records the requests it saw.
+// /ws (wsEchoLoop), /close (wsCloser), hello for the rest. It records the requests it saw.
 type wssOrigin struct {
 	*httptest.Server
 	mu   sync.Mutex
@@ -82,8 +82,12 @@ func newWSSOrigin(t *testing.T, robots string) *wssOrigin {
 		o.mu.Lock()
 		o.seen = append(o.seen, &http.Request{URL: r.URL, Header: r.Header.Clone()})
 		o.mu.Unlock()
-		if r.URL.Path == "/ws" {
+		switch r.URL.Path {
+		case "/ws":
 			wsEchoLoop(w, r)
+			return
+		case "/close":
+			wsCloser(w, r)
 			return
 		}
 		hello(w, r)
@@ -329,4 +333,31 @@ func TestWebSocketThroughMITMProxyClose(t *testing.T) {
 	if n := e.proxy.WebSockets(); n != 0 {
 		t.Errorf("WebSockets = %d after Close", n)
 	}
+}
+
+// TestWebSocketThroughMITMOriginCloses is TestWebSocketOriginCloses for
+// wss://: the origin's Close frame and TLS close reach the client (as
+// close_notify, EOF), and the socket is released after the grace although
+// the client stays silent and IdleTimeout is an hour.
+func TestWebSocketThroughMITMOriginCloses(t *testing.T) {
+	before := runtime.NumGoroutine()
+	e := newMITMEnv(t, "", Config{WebSocket: WebSocketConfig{IdleTimeout: time.Hour}})
+	c, br, resp := e.wssDial("/close")
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d (%s), want 101", resp.StatusCode, resp.Header.Get(HeaderReason))
+	}
+	if op, payload, err := readFrame(br); err != nil || op != 8 || string(payload) != "\x03\xe8" {
+		t.Fatalf("close frame: op %d %q %v", op, payload, err)
+	}
+	if _, _, err := readFrame(br); err != io.EOF {
+		t.Fatalf("read after the close frame: %v, want EOF", err)
+	}
+	waitFor(t, "the socket's release", func() bool { return e.proxy.WebSockets() == 0 })
+	if x := wsTraceEntry(t, e.proxy); x.Status != 101 || x.Error != "" || !strings.HasPrefix(x.URL, "https://") {
+		t.Errorf("trace entry %+v, want https, status 101, no error", x)
+	}
+	c.Close()
+	e.front.CloseClientConnections()
+	e.origin.CloseClientConnections()
+	checkGoroutines(t, before, 12)
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,13 +132,40 @@ func wsEcho(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, brw.Reader)
 }
 
-// wsOrigin serves robots.txt (robots; 404 when empty), /ws (wsEcho) and
-// hello for the rest.
+// wsCloser is an origin handler that closes at once, as RFC 6455 §7.1.1
+// has a server do: after its 101 it sends a Close frame (status 1000) in
+// the same write and closes the TCP connection without waiting for the
+// client's reply.
+func wsCloser(w http.ResponseWriter, r *http.Request) {
+	if !isWebSocket(r) {
+		http.Error(w, "not a websocket handshake", http.StatusBadRequest)
+		return
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+		wsAccept(r.Header.Get("Sec-WebSocket-Key")))
+	if err := writeFrame(&b, 8, []byte{0x03, 0xe8}, false); err != nil {
+		return
+	}
+	_, _ = io.WriteString(conn, b.String())
+}
+
+// wsOrigin serves robots.txt (robots; 404 when empty), /ws (wsEcho),
+// /close (wsCloser) and hello for the rest.
 func wsOrigin(t *testing.T, robots string) *origin {
 	return newOrigin(t, robots, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/ws":
 			wsEcho(w, r)
+			return
+		case "/close":
+			wsCloser(w, r)
 			return
 		case "/bad101": // switches to something that is not a WebSocket
 			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -394,6 +422,106 @@ func TestWebSocketLimits(t *testing.T) {
 		wsEchoOnce(t, c, br, "x")
 		closeWithSocketOpen(t, e.proxy, br)
 	})
+}
+
+// wsTraceEntry returns the trace entry of the one WebSocket, failing the
+// test if there is none.
+func wsTraceEntry(t *testing.T, p *Proxy) TraceEntry {
+	t.Helper()
+	for _, x := range p.Trace() {
+		if x.Outcome == "websocket" {
+			return x
+		}
+	}
+	t.Fatalf("trace %+v has no websocket entry", p.Trace())
+	return TraceEntry{}
+}
+
+// TestWebSocketOriginCloses: the origin sends its Close frame and closes
+// TCP while the client stays silent (no reply, no close). The client sees
+// the frame and EOF, and the proxy closes the socket and releases its
+// count after webSocketCloseGrace, not IdleTimeout (an hour here: a
+// release within waitFor's bound can only be the grace's).
+func TestWebSocketOriginCloses(t *testing.T) {
+	before := runtime.NumGoroutine()
+	o := wsOrigin(t, "")
+	e := newEnv(t, envOpts{cfg: Config{WebSocket: WebSocketConfig{IdleTimeout: time.Hour}}})
+	c, br, resp := e.wsDial(o.URL + "/close")
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d (%s), want 101", resp.StatusCode, resp.Header.Get(HeaderReason))
+	}
+	if op, payload, err := readFrame(br); err != nil || op != 8 || string(payload) != "\x03\xe8" {
+		t.Fatalf("close frame: op %d %q %v", op, payload, err)
+	}
+	if _, _, err := readFrame(br); err != io.EOF {
+		t.Fatalf("read after the close frame: %v, want EOF", err)
+	}
+	waitFor(t, "the socket's release", func() bool { return e.proxy.WebSockets() == 0 })
+	if x := wsTraceEntry(t, e.proxy); x.Status != 101 || x.Error != "" || x.Bytes != 4 {
+		t.Errorf("trace entry %+v, want status 101, 4 bytes, no error", x)
+	}
+	// The proxy closed its end, not just half: the client's writes fail
+	// once the proxy's stack has answered the first with a reset.
+	waitFor(t, "a write to fail", func() bool { return writeFrame(c, 1, []byte("late"), true) != nil })
+	c.Close()
+	e.front.CloseClientConnections()
+	checkGoroutines(t, before, 12)
+}
+
+// TestWebSocketClientCloses: the client closes first (a TCP half-close)
+// and the origin ignores it. The origin gets the close at once (EOF), and
+// the proxy closes both connections after webSocketCloseGrace rather than
+// keep the socket until IdleTimeout.
+func TestWebSocketClientCloses(t *testing.T) {
+	before := runtime.NumGoroutine()
+	sawEOF := make(chan error, 1)
+	release := make(chan struct{}) // lets the deaf origin go
+	letGo := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(letGo)
+	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(conn, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+			wsAccept(r.Header.Get("Sec-WebSocket-Key")))
+		_, err = io.Copy(io.Discard, brw.Reader)
+		sawEOF <- err
+		select { // deaf: does not close after the client's EOF
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	e := newEnv(t, envOpts{cfg: Config{WebSocket: WebSocketConfig{IdleTimeout: time.Hour}}})
+	c, br, resp := e.wsDial(o.URL + "/ws")
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d (%s), want 101", resp.StatusCode, resp.Header.Get(HeaderReason))
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-sawEOF:
+		if err != nil {
+			t.Fatalf("origin read ended with %v, want EOF", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the origin did not get the client's close")
+	}
+	// The half-closed client still reads: it sees the proxy's close.
+	if _, _, err := readFrame(br); err != io.EOF {
+		t.Fatalf("client read: %v, want EOF", err)
+	}
+	waitFor(t, "the socket's release", func() bool { return e.proxy.WebSockets() == 0 })
+	if x := wsTraceEntry(t, e.proxy); x.Status != 101 || x.Error != "" {
+		t.Errorf("trace entry %+v, want status 101, no error", x)
+	}
+	letGo()
+	c.Close()
+	e.front.CloseClientConnections()
+	checkGoroutines(t, before, 12)
 }
 
 // closeWithSocketOpen closes p while a WebSocket read through br is open:
