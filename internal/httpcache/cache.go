@@ -414,6 +414,12 @@ const reserveWait = 250 * time.Millisecond
 type reservation struct {
 	n    int
 	done chan struct{}
+	// invalidated: an unsafe request invalidated the URL while the
+	// reservation was held, so its store must not bring the old response
+	// back (RFC 9111 §4.4): a client that reads a GET's response, POSTs,
+	// then GETs again must miss, although the first GET stores after its
+	// response was sent.
+	invalidated bool
 }
 
 // wait waits for the reservation's release, at most reserveWait, and
@@ -632,11 +638,17 @@ func (c *Cache) store(req *http.Request, status int, header http.Header, body []
 	}
 	e.deriveWith(c.opts.Policy, respCC)
 	if err := c.put(e); err != nil {
+		if errors.Is(err, errInvalidated) {
+			return false, "invalidated while the response was sent", nil
+		}
 		return false, "", err
 	}
 	c.stores.Add(1)
 	return true, "", nil
 }
+
+// errInvalidated: put of a URL invalidated while its store was reserved.
+var errInvalidated = errors.New("httpcache: invalidated during the store")
 
 // Freshen updates a stored entry after its validation was answered 304
 // (RFC 9111 §4.3.4): the stored header fields are replaced by those the 304
@@ -655,7 +667,7 @@ func (c *Cache) Freshen(old *Entry, header304 http.Header, requestTime, response
 	e.RequestTime, e.ResponseTime = requestTime, responseTime
 	e.derive(c.opts.Policy)
 	c.revalidated.Add(1)
-	if err := c.put(&e); err != nil {
+	if err := c.put(&e); err != nil && !errors.Is(err, errInvalidated) {
 		return &e, err
 	}
 	return &e, nil
@@ -688,6 +700,10 @@ func (c *Cache) put(e *Entry) error {
 	if c.mu.closed {
 		c.mu.Unlock()
 		return ErrClosed
+	}
+	if r := c.mu.reserved[pk]; r != nil && r.invalidated {
+		c.mu.Unlock()
+		return errInvalidated
 	}
 	var replaced []byte
 	for _, old := range c.mu.groups[pk] {
@@ -782,8 +798,12 @@ func (c *Cache) evictLocked() []*variant {
 // Invalidate removes every stored variant for url (RFC 9111 §4.4: a
 // successful unsafe request invalidates the target URI).
 func (c *Cache) Invalidate(url string) error {
+	pk := PrimaryKey(http.MethodGet, url)
 	c.mu.Lock()
-	vs := slices.Clone(c.mu.groups[PrimaryKey(http.MethodGet, url)])
+	if r := c.mu.reserved[pk]; r != nil {
+		r.invalidated = true // its store, still to come, is dropped
+	}
+	vs := slices.Clone(c.mu.groups[pk])
 	for _, v := range vs {
 		c.removeLocked(v)
 	}

@@ -382,6 +382,38 @@ func BenchmarkStoreMiss(b *testing.B) {
 
 // A lookup of a reserved URL waits for the store instead of missing, and
 // misses once reserveWait has passed without it.
+// TestInvalidateDuringReservedStore: a response reserved (sent to its
+// client) before an unsafe request invalidated its URL is not stored when
+// its store comes after the invalidation (RFC 9111 §4.4); the next
+// reservation stores again.
+func TestInvalidateDuringReservedStore(t *testing.T) {
+	t.Parallel()
+	c, _ := openCache(t, Options{})
+	h := hdr("Cache-Control", "max-age=60", "Content-Type", "text/plain")
+	u := "http://example.org/invalidated-while-reserved"
+	mustStore(t, c, get(u), 200, h, "old", t0)
+
+	release := c.Reserve(u)
+	if err := c.Invalidate(u); err != nil {
+		t.Fatal(err)
+	}
+	ok, why, err := c.Store(get(u), 200, h, []byte("sent before the POST"), t0, t0)
+	release()
+	if err != nil || ok || why == "" {
+		t.Fatalf("Store after Invalidate = %v %q %v, want not stored with a reason", ok, why, err)
+	}
+	if r := c.Lookup(get(u), t0); r.Action != Miss {
+		t.Fatalf("after invalidation: %v, want Miss", r.Action)
+	}
+
+	release = c.Reserve(u)
+	mustStore(t, c, get(u), 200, h, "new", t0)
+	release()
+	if r := c.Lookup(get(u), t0); r.Action != Fresh || string(r.Entry.Body) != "new" {
+		t.Fatalf("a later reservation: %v, want Fresh \"new\"", r.Action)
+	}
+}
+
 func TestCacheReserve(t *testing.T) {
 	t.Parallel()
 	c, _ := openCache(t, Options{})
