@@ -170,8 +170,9 @@ func (g *governor) awaitReadable(rc syscall.RawConn, max int64) {
 			if i%8 == 0 && (!g.low.Load() || g.inflight.Load() > max || time.Now().After(end)) {
 				return true
 			}
-			if i%32 == 0 {
+			if i%16 == 0 {
 				runtime.Gosched() // one core: let the other request run
+				yieldCPU()        // and other processes (the origin, the client)
 			}
 		}
 	})

@@ -17,3 +17,8 @@ func readable(fd uintptr) bool {
 		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
 	return errno != syscall.EAGAIN && errno != syscall.EWOULDBLOCK
 }
+
+// yieldCPU gives the thread's CPU to another runnable thread, if any: a
+// polling read must not keep the origin or the client (often on the same
+// machine) from running.
+func yieldCPU() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
