@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +167,7 @@ func TestCrawlTestwebPoliteness(t *testing.T) {
 	if ml := rep.MirrorLoad[0]; ml.Overlap != 0 {
 		t.Errorf("%d paths fetched from both mirrors, want 0: %+v", ml.Overlap, ml)
 	}
+	mirrorPathsOnce(t, web, mem.Entries())
 	if len(sum.Retired) == 0 || sum.Retired["robots-503.test"] == "" {
 		t.Errorf("hosts whose robots.txt answered 503 not retired: %v", sum.Retired)
 	}
@@ -182,6 +184,39 @@ func TestCrawlTestwebPoliteness(t *testing.T) {
 	}
 	if records < int(sum.Pages) {
 		t.Errorf("%d WARC records for %d pages", records, sum.Pages)
+	}
+}
+
+// mirrorPathsOnce checks, from the requests the testweb recorded, that
+// no path of a site with REGP Mirror-site lines was asked of two of its
+// names (the site and its mirrors), whatever the answer: every name of a
+// path converges on the one mirror its path picks (hostmap.go), so the
+// seen-test stays exact and the load is spread as declared.
+func mirrorPathsOnce(t *testing.T, web *testweb.Web, entries []testweb.Entry) {
+	t.Helper()
+	for _, s := range web.Sites() {
+		if len(s.Mirrors) == 0 {
+			continue
+		}
+		names := append([]string{s.Host}, s.Mirrors...)
+		on := map[string][]string{} // path → names asked for it
+		for _, e := range entries {
+			h := testweb.NormalizeHost(e.Host)
+			if !slices.Contains(names, h) || e.Target == "/robots.txt" {
+				continue
+			}
+			if !slices.Contains(on[e.Target], h) {
+				on[e.Target] = append(on[e.Target], h)
+			}
+		}
+		if len(on) == 0 {
+			t.Errorf("%s: no page of the site or its mirrors fetched", s.Host)
+		}
+		for path, hosts := range on {
+			if len(hosts) > 1 {
+				t.Errorf("%s%s fetched from %v, want one of them", s.Host, path, hosts)
+			}
+		}
 	}
 }
 

@@ -39,6 +39,44 @@ package crawl
 // robots.txt too, and the frontier's seen-test stays exact; a mirror
 // added or removed moves only the URLs it gains or loses.
 //
+// A URL on one of the mirrors is re-picked the same way (issue 5): a page
+// fetched from mirror M1 has relative links on M1, and a link to M2 or to
+// the origin, found anywhere, names a path the rule may give to another
+// mirror; each goes to the mirror its path picks, so every name of a path
+// (origin, M1, M2) converges on one URL and no document is fetched from
+// two mirrors. This holds for every URL on a mirror, also when the
+// mirror is a seed or in scope on its own: the seen-test compares URLs,
+// and it can only be exact if a path of the mirror set has one home. It
+// stays within the declaration: a URL only ever moves between hosts the
+// origin named and the scope admitted, each fetched under its own URL
+// (the archive says which host served what), and nothing moves onto the
+// origin. The operator's rules come first (a pin keeps a mirror as it
+// is). A rule the mirror's own robots.txt gives (RFC 9309 §2.3: it speaks
+// for the mirror) moves the paths the division leaves on that mirror;
+// the others go to their own mirror, which honours the mirror's rule as
+// well (they are not fetched from it) and keeps one home per path. A
+// mirror named by the rules of several origins is re-picked by none:
+// whose division would hold is not ours to guess. The choice is the
+// one pickMirror makes for the origin's URLs, a function of names and
+// path only, so it holds across a resume; when the rule is dropped
+// (robots.txt changed) its mirrors are re-picked no more, and URLs
+// already queued on them stay where they are. A re-pick is counted and
+// logged as any move (source mirror-site; host-rewrite:from=MIRROR).
+// The price: a site that names an in-scope stranger among its mirrors
+// takes from the stranger the paths its division gives to the other
+// mirrors; the scope bounds who can be named, and mirror-sites: false
+// turns Mirror-site off.
+//
+// Mirrors may have rules of their own (a Host line naming the origin, a
+// copy of the origin's Mirror-site lines naming the others): a rule is
+// learned only without the targets that could lead back, for any path,
+// to its origin or to a sibling mirror. loopsLocked walks every branch:
+// each mirror of a rule, and the re-pick by every rule naming a mirror
+// (not only when it is the one), so that dropping or replacing a rule
+// later only takes moves away and cannot make a loop. resolve still
+// stops after maxRewriteChain rules and never follows a loop, the last
+// guard for rules restored from the store unchecked (restoreLearned).
+//
 // A learned rule lives as long as its robots.txt says it. It is due for a
 // re-check when the robots.txt entry it was read from expires (the gate's
 // robots cache, 24 h by default), and at once for rules loaded from an
@@ -61,6 +99,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"slices"
@@ -396,6 +435,11 @@ type hostMap struct {
 	byAuthority map[string][]hostRule
 	// byHost: operator aliases without a port, for every port.
 	byHost map[string]hostRule
+	// memberOf: for each mirror ("scheme://authority") of a learned
+	// Mirror-site rule with two or more targets, the origins whose rule
+	// names it, sorted. A mirror named by exactly one rule is re-picked
+	// by it (repickLocked).
+	memberOf map[string][]string
 
 	// refreshed holds the origins whose robots.txt the gate fetched and
 	// the crawler has not re-read yet (at most maxRefreshed).
@@ -407,6 +451,7 @@ type hostMap struct {
 
 func newHostMap(norm urlnorm.Options, maxLearned int) *hostMap {
 	m := &hostMap{norm: norm, now: time.Now, max: maxLearned, byAuthority: map[string][]hostRule{}, byHost: map[string]hostRule{},
+		memberOf: map[string][]string{},
 		metric: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_host_rewrites_total",
 			Help: "URLs moved to another host (robots Host, REGP Mirror-site, duplicate-hosts), by source."}, []string{"source"}),
 		rules: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_host_rewrite_rules_total",
@@ -429,24 +474,85 @@ func (m *hostMap) addOperator(r operatorRule) {
 	m.n.Add(1)
 }
 
-// findLocked returns the rule for u. The operator's rules come first
-// (host:port, then host), then the one robots.txt of u's origin gave.
-func (m *hostMap) findLocked(u *url.URL) (hostRule, bool) {
-	rules := m.byAuthority[u.Host]
-	for _, r := range rules {
+// origin writes s as an origin, "scheme://authority".
+func (s hostSpec) origin() string {
+	return s.scheme + "://" + joinHost(s.host, s.port)
+}
+
+// canonicalSpec returns t as a normalized URL writes it (a default port
+// dropped), so that its origin compares equal to a URL's; false when t
+// does not make a URL.
+func canonicalSpec(t hostSpec, norm urlnorm.Options) (hostSpec, bool) {
+	u, err := urlnorm.Normalize(t.origin()+"/", norm)
+	if err != nil || u.Hostname() == "" {
+		return hostSpec{}, false
+	}
+	return hostSpec{scheme: u.Scheme, host: u.Hostname(), port: u.Port()}, true
+}
+
+// findLocked returns the rule for u, and whether it is a re-pick (u is
+// on a mirror of another origin's Mirror-site rule). The operator's
+// rules come first (host:port, then host); then, on a mirror, the
+// Mirror-site rule that names it (repickLocked) when it gives u's path
+// to another mirror; then the rule robots.txt of u's origin gave. So the
+// declaring origin's division of the paths holds for every name of a
+// path, and a mirror's own rule moves the paths the division leaves on
+// it: with the mirror's rule first, a path would have two homes (the
+// mirror the origin's URL goes to, and the one the mirror's rule names).
+func (m *hostMap) findLocked(u *url.URL) (r hostRule, repick, ok bool) {
+	if r, ok := m.operatorLocked(u); ok {
+		return r, false, true
+	}
+	if len(m.memberOf) > 0 {
+		o := u.Scheme + "://" + u.Host
+		if r, ok := m.repickLocked(o, ""); ok && r.mirrors[pickMirror(r.mirrors, u.EscapedPath())].origin() != o {
+			return r, true, true
+		}
+	}
+	if r, ok := m.findLearnedLocked(u.Scheme, u.Host); ok {
+		return r, false, true
+	}
+	return hostRule{}, false, false
+}
+
+// operatorLocked returns the operator's rule for u (host:port, then
+// host).
+func (m *hostMap) operatorLocked(u *url.URL) (hostRule, bool) {
+	for _, r := range m.byAuthority[u.Host] {
 		if r.source == sourceOperator {
 			return r, true
 		}
 	}
-	if r, ok := m.byHost[u.Hostname()]; ok {
-		return r, true
-	}
-	for _, r := range rules {
-		if r.source != sourceOperator && r.scheme == u.Scheme {
-			return r, true
+	r, ok := m.byHost[u.Hostname()]
+	return r, ok
+}
+
+// repickLocked returns the Mirror-site rule that re-picks the mirror
+// origin o: the rule of the one origin other than skip that names o among
+// its two or more mirrors. A mirror named by the rules of several origins
+// is re-picked by none: each would divide its paths differently, and
+// following one after the other could move a URL around the sites
+// without end; the rules still send their own origins' URLs to it.
+func (m *hostMap) repickLocked(o, skip string) (hostRule, bool) {
+	by := ""
+	for _, d := range m.memberOf[o] {
+		if d == skip {
+			continue
 		}
+		if by != "" {
+			return hostRule{}, false
+		}
+		by = d
 	}
-	return hostRule{}, false
+	if by == "" {
+		return hostRule{}, false
+	}
+	scheme, authority, _ := strings.Cut(by, "://")
+	r, ok := m.findLearnedLocked(scheme, authority)
+	if !ok || len(r.mirrors) < 2 {
+		return hostRule{}, false
+	}
+	return r, true
 }
 
 // resolve follows the rules from u, at most maxRewriteChain of them. It
@@ -475,11 +581,13 @@ func (m *hostMap) resolveLocked(u *url.URL, mode probeMode, now time.Time) (*url
 	seen[0] = u.Scheme + "://" + u.Host
 	source := ""
 	for i := range maxRewriteChain {
-		r, ok := m.findLocked(cur)
+		r, repick, ok := m.findLocked(cur)
 		if !ok || r.identity(cur) {
 			break
 		}
-		if r.probes(mode, now) {
+		// A re-pick never probes: a probe is there to fetch the declaring
+		// origin's robots.txt again, which only a URL of that origin does.
+		if !repick && r.probes(mode, now) {
 			break
 		}
 		next, err := r.apply(cur, m.norm)
@@ -487,6 +595,9 @@ func (m *hostMap) resolveLocked(u *url.URL, mode probeMode, now time.Time) (*url
 			break
 		}
 		o := next.Scheme + "://" + next.Host
+		if o == seen[i] {
+			break // a mirror re-picked for a path of its own: it stays
+		}
 		for _, s := range seen[:i+1] {
 			if s == o {
 				return nil, "", true
@@ -504,25 +615,100 @@ func (m *hostMap) resolveLocked(u *url.URL, mode probeMode, now time.Time) (*url
 	return cur, source, false
 }
 
-// reachesLocked reports whether the rules lead from the origin of t
-// (path "/") to origin: a rule from origin to t would then close a loop.
-func (m *hostMap) reachesLocked(t hostSpec, origin string) bool {
-	cur := &url.URL{Scheme: t.scheme, Host: joinHost(t.host, t.port), Path: "/"}
-	for range maxRewriteChain + 1 {
-		if cur.Scheme+"://"+cur.Host == origin {
+// maxLoopWalk bounds the origins one loop check visits; a check that
+// would visit more refuses the target, as a loop would be.
+const maxLoopWalk = 1024
+
+// loopsLocked reports whether a rule of origin sending URLs to targets
+// could make a loop through its target t: whether the rules, for any
+// path, lead from t back to origin, or to another of targets (a target
+// that leads to a sibling mirror could come back to itself by the
+// sibling's re-pick: t → s by t's own rules, s → t by origin's). The walk
+// goes over every branch a path could take (every mirror of a
+// Mirror-site rule, not only the one a given path picks), so a rule
+// accepted here loops for no path. origin's current rule plays no part:
+// the new one replaces it.
+func (m *hostMap) loopsLocked(origin string, t hostSpec, targets []hostSpec) bool {
+	start := t.origin()
+	if start == origin {
+		return true
+	}
+	stops := map[string]bool{origin: true}
+	for _, x := range targets {
+		stops[x.origin()] = true
+	}
+	// t's re-pick by another origin's rule counts, although t would be
+	// named by two rules (and re-picked by none) if the new rule kept two
+	// targets or more: it may keep only t.
+	visited := map[step]bool{{origin: start}: true}
+	queue := m.stepsLocked(start, origin, true)
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if stops[s.origin] {
 			return true
 		}
-		r, ok := m.findLocked(cur)
-		if !ok || r.identity(cur) {
-			return false
+		if visited[s] {
+			continue
 		}
-		next, err := r.apply(cur, m.norm)
-		if err != nil {
-			return false
+		visited[s] = true
+		if len(visited) > maxLoopWalk {
+			return true
 		}
-		cur = next
+		queue = append(queue, m.stepsLocked(s.origin, origin, !s.repicked)...)
 	}
-	return true // longer than any chain followed: treat as a loop
+	return false
+}
+
+// stepsLocked returns every origin one rule may move a URL of origin o to,
+// whatever its path (the operator's rule; else each mirror of the rules
+// that name o, and each target of o's own rule), leaving out the
+// rules of origin skip. Without repick, o's re-pick is left out too: o
+// was reached by one, and the rule that re-picks it picked it (a path's
+// mirror stays there).
+func (m *hostMap) stepsLocked(o, skip string, repick bool) []step {
+	scheme, authority, _ := strings.Cut(o, "://")
+	u := &url.URL{Scheme: scheme, Host: authority, Path: "/"}
+	var out []step
+	add := func(r *hostRule, ts []hostSpec, repicked bool) {
+		for _, t := range ts {
+			nr := hostRule{to: t, keepPort: r.keepPort}
+			if next, err := nr.apply(u, m.norm); err == nil && next.Scheme+"://"+next.Host != o {
+				out = append(out, step{origin: next.Scheme + "://" + next.Host, repicked: repicked})
+			}
+		}
+	}
+	if r, ok := m.operatorLocked(u); ok {
+		if !r.identity(u) {
+			add(&r, r.targets(), false)
+		}
+		return out
+	}
+	if repick {
+		// Every rule naming o, not only when it is the one: a rule that
+		// stops naming o later (replaced, dropped) leaves o to the
+		// others, and nothing checks the moves that gives back.
+		for _, d := range m.memberOf[o] {
+			if d == skip {
+				continue
+			}
+			ds, da, _ := strings.Cut(d, "://")
+			if r, ok := m.findLearnedLocked(ds, da); ok && len(r.mirrors) > 1 {
+				add(&r, r.mirrors, true)
+			}
+		}
+	}
+	if r, ok := m.findLearnedLocked(scheme, authority); ok && o != skip {
+		add(&r, r.targets(), false)
+	}
+	return out
+}
+
+// step is one move of the loop check: the origin reached, and whether a
+// re-pick reached it.
+type step struct {
+	origin   string
+	repicked bool
 }
 
 // errHostMapFull and errHostLoop refuse a learned rule.
@@ -531,11 +717,55 @@ var (
 	errHostLoop    = errors.New("crawl: host rewrite would loop")
 )
 
+// indexLocked records r, the learned rule of origin, as naming its
+// mirrors (memberOf); unindexLocked forgets it.
+func (m *hostMap) indexLocked(origin string, r *hostRule) {
+	if len(r.mirrors) < 2 {
+		return
+	}
+	for _, t := range r.mirrors {
+		k := t.origin()
+		if i, found := slices.BinarySearch(m.memberOf[k], origin); !found {
+			m.memberOf[k] = slices.Insert(m.memberOf[k], i, origin)
+		}
+	}
+}
+
+func (m *hostMap) unindexLocked(origin string, r *hostRule) {
+	if len(r.mirrors) < 2 {
+		return
+	}
+	for _, t := range r.mirrors {
+		k := t.origin()
+		if i, found := slices.BinarySearch(m.memberOf[k], origin); found {
+			m.memberOf[k] = slices.Delete(m.memberOf[k], i, i+1)
+			if len(m.memberOf[k]) == 0 {
+				delete(m.memberOf, k)
+			}
+		}
+	}
+}
+
 // setLearned sets (to non-nil) or removes (to nil) the robots.txt rule of
 // origin scheme://authority. It reports whether its targets changed (a
-// new due time alone is no change). Mirrors that would close a loop are
-// left out; a rule left with no target is refused (errHostLoop).
+// new due time alone is no change). Targets that could close a loop
+// (loopsLocked) are left out; a rule left with no target is refused
+// (errHostLoop).
 func (m *hostMap) setLearned(scheme, authority string, to *hostRule) (bool, error) {
+	return m.set(scheme, authority, to, true)
+}
+
+// restoreLearned is setLearned for a rule stored by an earlier run: its
+// targets are the ones kept when it was learned, and no loop check
+// leaves one out now. Checked again in the store's order, rather than
+// the order they were learned in, a target could be left out that was
+// kept before, and the URLs of the paths it had would move: the resumed
+// crawl would fetch them again. resolve still never follows a loop.
+func (m *hostMap) restoreLearned(scheme, authority string, to *hostRule) (bool, error) {
+	return m.set(scheme, authority, to, false)
+}
+
+func (m *hostMap) set(scheme, authority string, to *hostRule, check bool) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rules := m.byAuthority[authority]
@@ -545,10 +775,12 @@ func (m *hostMap) setLearned(scheme, authority string, to *hostRule) (bool, erro
 			idx = i
 		}
 	}
+	origin := scheme + "://" + authority
 	if to == nil {
 		if idx < 0 {
 			return false, nil
 		}
+		m.unindexLocked(origin, &rules[idx])
 		m.byAuthority[authority] = append(rules[:idx:idx], rules[idx+1:]...)
 		if len(m.byAuthority[authority]) == 0 {
 			delete(m.byAuthority, authority)
@@ -559,13 +791,20 @@ func (m *hostMap) setLearned(scheme, authority string, to *hostRule) (bool, erro
 	}
 	r := *to
 	r.scheme = scheme
-	// Refuse targets that lead back here (a says b, b says a): the origin
-	// must still resolve somewhere else than back to itself. The walk
-	// stops on reaching the origin, so its own old rule plays no part.
-	origin := scheme + "://" + authority
-	var keep []hostSpec
+	// Targets as URLs write them, once each, so that a mirror's origin
+	// matches the URLs on it (memberOf).
+	var targets []hostSpec
 	for _, t := range r.targets() {
-		if !m.reachesLocked(t, origin) {
+		if c, ok := canonicalSpec(t, m.norm); ok && !slices.Contains(targets, c) {
+			targets = append(targets, c)
+		}
+	}
+	// Refuse targets that could lead back here (a says b, b says a), or
+	// to a sibling mirror: every URL must still resolve somewhere else
+	// than back to where it was.
+	var keep []hostSpec
+	for _, t := range targets {
+		if !check && t.origin() != origin || !m.loopsLocked(origin, t, targets) {
 			keep = append(keep, t)
 		}
 	}
@@ -585,6 +824,7 @@ func (m *hostMap) setLearned(scheme, authority string, to *hostRule) (bool, erro
 	}
 	r.probe = new(atomic.Int64)
 	if idx >= 0 {
+		m.unindexLocked(origin, &rules[idx])
 		rules[idx] = r
 	} else {
 		rules = append(rules, r)
@@ -592,6 +832,7 @@ func (m *hostMap) setLearned(scheme, authority string, to *hostRule) (bool, erro
 		m.learned.Add(1)
 	}
 	m.byAuthority[authority] = rules
+	m.indexLocked(origin, &r)
 	return true, nil
 }
 
@@ -691,7 +932,7 @@ func (c *Crawler) openHostMap() error {
 			return nil
 		}
 		r.due = due
-		if _, err := c.hmap.setLearned(origin.Scheme, origin.Host, &r); err != nil {
+		if _, err := c.hmap.restoreLearned(origin.Scheme, origin.Host, &r); err != nil {
 			c.log.Warn("stored host rewrite ignored", "origin", string(k), "rule", string(v), "err", err)
 		}
 		return nil
@@ -756,17 +997,28 @@ func (c *Crawler) moveHostProbe(u *url.URL, mode probeMode) (*url.URL, string) {
 }
 
 // homeOf returns the home page to queue with a link (the home-page and
-// combined policies): the home of the link's host, or, when the link orig
-// was moved to moved, the home of orig's origin moved by the same rules.
-// A mirror's own home would otherwise be fetched besides the one the
-// declaring site's home maps to.
+// combined policies): the home of the link orig's origin, moved by the
+// rules as any URL (moved is where orig itself went). A mirror's own home
+// would otherwise be fetched besides the one the declaring site's home
+// maps to: the home of a moved link's origin, or of a link on a mirror
+// that its path leaves there, goes where "/" of the mirror set goes.
+// Homes are not counted as moves: they are derived from a link.
 func (c *Crawler) homeOf(orig, moved *url.URL) *url.URL {
-	home := &url.URL{Scheme: moved.Scheme, Host: moved.Host, Path: "/"}
-	if orig == moved || orig == nil {
-		return home
+	if orig == nil {
+		orig = moved
 	}
-	if h, from := c.moveHostProbe(&url.URL{Scheme: orig.Scheme, Host: orig.Host, Path: "/"}, probeNone); from != "" {
-		return h
+	home := &url.URL{Scheme: orig.Scheme, Host: orig.Host, Path: "/"}
+	loop := false
+	if c.hmap != nil {
+		var h *url.URL
+		if h, _, loop = c.hmap.resolve(home, probeNone); h != nil {
+			return h
+		}
+	}
+	if loop && orig != moved {
+		// orig moved, its home not (the rules loop for "/"): the home
+		// of the host the link went to.
+		return &url.URL{Scheme: moved.Scheme, Host: moved.Host, Path: "/"}
 	}
 	return home
 }
@@ -963,7 +1215,13 @@ func (c *Crawler) learnHostRules(u *url.URL, f *robots.File, g *robots.Group, du
 	rule.due = due
 	changed, err := c.hmap.setLearned(u.Scheme, u.Host, rule)
 	if err != nil {
-		c.log.Warn("host rewrite refused", "origin", origin, "to", encodeStoredRule(rule), "err", err)
+		// A loop is the usual answer to mirrors that serve the declaring
+		// site's robots.txt (each naming the others): not worth a warning.
+		lvl := slog.LevelWarn
+		if errors.Is(err, errHostLoop) {
+			lvl = slog.LevelInfo
+		}
+		c.log.Log(context.Background(), lvl, "host rewrite refused", "origin", origin, "to", encodeStoredRule(rule), "err", err)
 		return
 	}
 	if !changed {
