@@ -243,12 +243,12 @@ func (f *Frontier) DeleteQueue(ctx context.Context, crawlID, key string) (uint64
 		}
 		c := q.crawl
 		err := scan(f.db, entryPrefix(c.cid, q.rec.qid), func(k, v []byte) error {
-			h, _, _, err := decodeEntry(v)
+			e, err := decodeEntry(v)
 			if err != nil {
 				return corrupt("queue entry", err)
 			}
 			b.Delete(k, nil)
-			b.Delete(urlKey(c.cid, h), nil)
+			b.Delete(urlKey(c.cid, e.hash), nil)
 			removed++
 			return nil
 		})

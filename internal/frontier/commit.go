@@ -43,6 +43,9 @@ type normItem struct {
 	// filled by the committer before it takes the lock:
 	found bool
 	rec   urlRecord
+	// leased (Known only) is set when rec was taken from the URL's lease
+	// rather than read from the store.
+	leased bool
 }
 
 // submit hands o to the committer and waits for its commit.
@@ -219,13 +222,36 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	// writer, so what it reads here is still true when it commits. A
 	// caller's disk lookup saw every group up to n.gen; inserts of later
 	// groups are in f.recent as long as they are recent enough.
+	//
+	// An acknowledgement (a Known item) of a URL leased from this frontier
+	// needs no lookup at all: the lease was made from the URL's queue
+	// entry, which with its key is the URL record (queued in the lease's
+	// queue at the entry's position, created at the entry's trailer). It
+	// is still the stored record: every later write of the URL, made by
+	// this goroutine, ends the lease (see release below) and clears the
+	// record of any lease a concurrent Get made from an entry that write
+	// deleted (sweep below). Nothing is written between here and the
+	// batch below, so a lease that expires or is re-leased meanwhile
+	// leaves that record true. A URL acknowledged under another key, or
+	// whose entry predates the created trailer, is read as before.
 	gen := f.gen.Load()
 	f.mu.Lock()
 	cids := make(map[string]uint32, 1)
 	for _, o := range group {
 		for i := range o.norm {
-			if c := f.mu.crawls[o.norm[i].crawl]; c != nil {
-				cids[c.name] = c.cid
+			n := &o.norm[i]
+			c := f.mu.crawls[n.crawl]
+			if c == nil {
+				continue
+			}
+			cids[c.name] = c.cid
+			if n.skip || !o.items[i].Known {
+				continue
+			}
+			if q := c.queues[n.key]; q != nil {
+				if l := q.leased[n.hash]; l != nil && l.hasRec && !l.acking {
+					n.found, n.rec, n.leased = true, l.record(), true
+				}
 			}
 		}
 	}
@@ -233,7 +259,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	for _, o := range group {
 		for i := range o.norm {
 			n := &o.norm[i]
-			if n.skip {
+			if n.skip || n.leased {
 				continue
 			}
 			cid, ok := cids[n.crawl]
@@ -249,6 +275,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					continue
 				}
 			}
+			f.recordReads.Add(1)
 			v, closer, err := f.db.Get(urlKey(cid, n.hash))
 			if errors.Is(err, pebble.ErrNotFound) {
 				continue
@@ -277,6 +304,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	}()
 	sync := false
 	var release []*lease
+	// sweep lists the URLs whose queue entry a Known item of this group
+	// deletes while no lease holds them; see sweepLeasesLocked.
+	var sweep []leaseRef
 	touched := map[*queue]struct{}{}
 
 	f.mu.Lock()
@@ -327,7 +357,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				rec := urlRecord{state: stateQueued, qid: q.rec.qid, pos: pos, created: now.Unix()}
 				b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
 				remember(sk, rec)
-				b.Set(entryKey(c.cid, q.rec.qid, pos), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata), nil)
+				b.Set(entryKey(c.cid, q.rec.qid, pos), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created), nil)
 				q.rec.queued++
 				f.mu.dirty[q] = struct{}{}
 				touched[q] = struct{}{}
@@ -356,6 +386,8 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					if l := oq.leased[n.hash]; l != nil {
 						l.acking = true
 						release = append(release, l)
+					} else if n.rec.state == stateQueued {
+						sweep = append(sweep, leaseRef{oq, n.hash})
 					}
 					f.mu.dirty[oq] = struct{}{}
 					touched[oq] = struct{}{}
@@ -369,7 +401,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				f.mu.seq++
 				rec.state = stateQueued
 				rec.pos = entryPos{due: it.RefetchFrom.UnixNano(), prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
-				b.Set(entryKey(c.cid, q.rec.qid, rec.pos), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata), nil)
+				b.Set(entryKey(c.cid, q.rec.qid, rec.pos), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created), nil)
 				q.rec.queued++
 			}
 			b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
@@ -402,6 +434,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	clear(f.mu.dirty)
 	f.mu.Unlock()
 
+	if f.testHookBeforeApply != nil {
+		f.testHookBeforeApply()
+	}
 	if !b.Empty() {
 		if sync {
 			if err := f.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
@@ -430,6 +465,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		l.acking = false
 		f.releaseLocked(l)
 	}
+	sweepLeasesLocked(sweep)
 	for q := range touched {
 		q.parked = false
 		q.nextDue = 0
@@ -446,6 +482,33 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		return b, nil
 	}
 	return nil, nil
+}
+
+// leaseRef names a URL of a queue, whose lease (if any) the committer
+// checks after a commit.
+type leaseRef struct {
+	q *queue
+	h urlHash
+}
+
+// sweepLeasesLocked runs once a group's batch is applied and the leases it
+// acknowledged are released. A Get that ran while the batch was being
+// applied (Frontier.mu is free then) may have read the store as it was
+// before, and leased a URL from an entry the batch deleted: that lease must
+// not stand for the URL record. It can happen only to a URL that no lease
+// held when the group was built (a Known put by another path than the
+// lease holder's ack): a held lease keeps Get off the URL until it is
+// released here, and the entry the batch writes instead (a refetch) is
+// either not yet visible to such a Get or already the committed one. So
+// refs lists just those URLs, in the queue whose entry was deleted; any
+// lease now held on them comes from that window and loses its record (its
+// ack reads the store). Leases made later read the committed batch.
+func sweepLeasesLocked(refs []leaseRef) {
+	for _, r := range refs {
+		if l := r.q.leased[r.h]; l != nil {
+			l.hasRec = false
+		}
+	}
 }
 
 func clampDepth(d int) uint16 {

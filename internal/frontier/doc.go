@@ -30,7 +30,7 @@
 //	F/c/<crawl name>                        → crawl id, next queue id
 //	F/k/<crawl id><queue key>               → queue record (counters, delay, block, limit, retired)
 //	F/u/<crawl id><128-bit URL hash>        → URL record (state, queue entry position, creation time)
-//	F/q/<crawl id><queue id><due><prio><depth><seq> → queued entry (hash, URL, metadata)
+//	F/q/<crawl id><queue id><due><prio><depth><seq> → queued entry (hash, URL, metadata, creation time)
 //
 // The seen-test is a point lookup of F/u/…, answered first by a bounded
 // in-memory cache of fingerprints, then through one Pebble iterator per Put
@@ -57,7 +57,10 @@
 // the persisted counters always match the persisted URLs.
 //
 // Leases live only in memory (as in the reference implementation): after a
-// restart every lease is void and the URLs it covered are served again.
+// restart every lease is void and the URLs it covered are served again. A
+// lease keeps its entry's position and creation time, which with the queue
+// are the URL record, so acknowledging a leased URL writes without reading
+// (commitGroup; docs/frontier.md).
 //
 // # Scheduling and memory
 //

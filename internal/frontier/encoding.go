@@ -149,9 +149,29 @@ func decodeURLRecord(b []byte) (urlRecord, error) {
 	return r, nil
 }
 
-// encodeEntry encodes the value under F/q/: hash, URL, metadata.
-func encodeEntry(h urlHash, url string, md map[string][]string) []byte {
-	n := hashLen + 8 + len(url)
+// entry is a decoded queue entry (the value under F/q/).
+type entry struct {
+	hash urlHash
+	url  string
+	md   map[string][]string
+	// created is the URL's creation time (unix seconds), a copy of the
+	// URL record's, valid when hasCreated is set. With it and the entry's
+	// key, a lease knows the URL record without reading it, so the ack of
+	// a leased URL costs no lookup (see commitGroup). Entries written
+	// before 2026-11-22 do not carry it.
+	created    int64
+	hasCreated bool
+}
+
+// entryTagCreated starts the optional trailer of a queue entry that holds
+// the URL's creation time. An entry written by an older build ends right
+// after its metadata; any other trailer is corrupt.
+const entryTagCreated = 1
+
+// encodeEntry encodes the value under F/q/: hash, URL, metadata, then the
+// trailer with the creation time (unix seconds).
+func encodeEntry(h urlHash, url string, md map[string][]string, created int64) []byte {
+	n := hashLen + 8 + len(url) + 1 + binary.MaxVarintLen64
 	for k, vs := range md {
 		n += len(k) + 4
 		for _, v := range vs {
@@ -163,22 +183,32 @@ func encodeEntry(h urlHash, url string, md map[string][]string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(url)))
 	b = append(b, url...)
 	b = appendMetadata(b, md)
-	return b
+	b = append(b, entryTagCreated)
+	return binary.AppendVarint(b, created)
 }
 
-func decodeEntry(b []byte) (urlHash, string, map[string][]string, error) {
-	var h urlHash
+// decodeEntry decodes a queue entry of either format: with the created
+// trailer (written since 2026-11-22) or without (older builds).
+func decodeEntry(b []byte) (entry, error) {
+	var e entry
 	if len(b) < hashLen {
-		return h, "", nil, errCorrupt
+		return entry{}, errCorrupt
 	}
-	copy(h[:], b)
+	copy(e.hash[:], b)
 	d := decoder{b: b[hashLen:]}
-	url := string(d.bytes())
-	md := d.metadata()
-	if d.err != nil || len(d.b) != 0 {
-		return h, "", nil, errCorrupt
+	e.url = string(d.bytes())
+	e.md = d.metadata()
+	if d.err == nil && len(d.b) > 0 {
+		if d.byte() != entryTagCreated {
+			d.fail()
+		}
+		e.created = d.varint()
+		e.hasCreated = true
 	}
-	return h, url, md, nil
+	if d.err != nil || len(d.b) != 0 {
+		return entry{}, errCorrupt
+	}
+	return e, nil
 }
 
 func appendMetadata(b []byte, md map[string][]string) []byte {

@@ -2,6 +2,9 @@ package frontier
 
 import (
 	"bytes"
+	"encoding/binary"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -49,7 +52,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add(append([]byte{1, 1, 1, 0, 0, 0, 0}, "http://x.test/"...))
 	f.Add((&queueRecord{qid: 1, queued: 2, retired: "x"}).encode())
 	f.Add(crawlRecord{cid: 1, nextQID: 2}.encode())
-	f.Add(encodeEntry(hashURL("http://x.test/"), "http://x.test/", map[string][]string{"a": {"b", "c"}}))
+	f.Add(encodeEntry(hashURL("http://x.test/"), "http://x.test/", map[string][]string{"a": {"b", "c"}}, 1700000000))
+	f.Add(encodeEntryV1(hashURL("http://x.test/"), "http://x.test/", map[string][]string{"a": {"b"}}))
+	f.Add(append(encodeEntryV1(hashURL("http://x.test/"), "http://x.test/", nil), 2, 4))
 	f.Add([]byte{1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if r, err := decodeURLRecord(b); err == nil {
@@ -63,11 +68,65 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		decodeCrawlRecord(b)
-		if h, u, md, err := decodeEntry(b); err == nil {
-			if _, u2, _, err := decodeEntry(encodeEntry(h, u, md)); err != nil || u2 != u {
-				t.Errorf("entry re-encode mismatch")
+		if e, err := decodeEntry(b); err == nil {
+			e2, err := decodeEntry(encodeEntry(e.hash, e.url, e.md, e.created))
+			if err != nil || e2.hash != e.hash || e2.url != e.url || len(e2.md) != len(e.md) || !e2.hasCreated || e2.created != e.created {
+				t.Errorf("entry re-encode mismatch: %+v vs %+v (%v)", e, e2, err)
+			}
+			if !e.hasCreated && e.created != 0 {
+				t.Errorf("entry without trailer has created %d", e.created)
 			}
 		}
 		decodeEntryKey(b)
 	})
+}
+
+// encodeEntryV1 is the queue entry as builds before 2026-11-22 wrote it:
+// hash, URL, metadata, no created trailer.
+func encodeEntryV1(h urlHash, url string, md map[string][]string) []byte {
+	b := append([]byte(nil), h[:]...)
+	b = binary.AppendUvarint(b, uint64(len(url)))
+	b = append(b, url...)
+	return appendMetadata(b, md)
+}
+
+func TestEntryFormats(t *testing.T) {
+	h := hashURL("http://h.test/a")
+	md := map[string][]string{"hop": {"L", "R"}, "srcloc": {"http://x.test/"}}
+	current := encodeEntry(h, "http://h.test/a", md, 1700000000)
+	tests := []struct {
+		name        string
+		b           []byte
+		wantErr     bool
+		wantCreated int64
+		hasCreated  bool
+	}{
+		{"current", current, false, 1700000000, true},
+		{"current, negative time", encodeEntry(h, "http://h.test/a", md, -5), false, -5, true},
+		{"previous build (no trailer)", encodeEntryV1(h, "http://h.test/a", md), false, 0, false},
+		{"unknown trailer tag", append(encodeEntryV1(h, "http://h.test/a", md), 2, 4), true, 0, false},
+		{"truncated trailer", append(encodeEntryV1(h, "http://h.test/a", md), entryTagCreated), true, 0, false},
+		{"bytes after trailer", append(bytes.Clone(current), 0), true, 0, false},
+		{"short", h[:10], true, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := decodeEntry(tc.b)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("decoded %+v, want an error", e)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.hash != h || e.url != "http://h.test/a" || !maps.EqualFunc(e.md, md, slices.Equal[[]string]) {
+				t.Errorf("entry = %+v", e)
+			}
+			if e.hasCreated != tc.hasCreated || e.created != tc.wantCreated {
+				t.Errorf("created = %d (%v), want %d (%v)", e.created, e.hasCreated, tc.wantCreated, tc.hasCreated)
+			}
+		})
+	}
 }

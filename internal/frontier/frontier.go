@@ -173,6 +173,15 @@ type Frontier struct {
 	recent     map[seenKey]uint64
 	recentRing [recentGroups][]seenKey
 
+	// recordReads counts the URL records the committer read for Known
+	// items (acks not answered by their lease); tests read it.
+	recordReads atomic.Uint64
+
+	// testHookBeforeApply, when set (tests only, before the first Put),
+	// runs in the committer after a group's batch is built and Frontier.mu
+	// released, before the batch is applied.
+	testHookBeforeApply func()
+
 	// syncErr is the first failed WAL fsync (set by the sync waiter); every
 	// later operation fails with it.
 	syncErr atomic.Pointer[error]

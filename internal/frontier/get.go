@@ -160,18 +160,21 @@ func (g *getter) serve(q *queue) error {
 		if _, leased := q.leased[h]; leased {
 			continue
 		}
-		_, u, md, err := decodeEntry(v)
+		e, err := decodeEntry(v)
 		if err != nil {
 			return corrupt("queue entry", err)
 		}
-		l := &lease{q: q, hash: h, expires: g.expires}
+		// The entry and its key are the URL record (state queued, this
+		// queue, pos): the committer writes them together. The lease keeps
+		// them for the ack (commitGroup).
+		l := &lease{q: q, hash: h, expires: g.expires, hasRec: e.hasCreated, pos: pos, created: e.created}
 		if q.leased == nil {
 			q.leased = map[urlHash]*lease{}
 		}
 		q.leased[h] = l
 		heap.Push(&f.mu.leases, l)
 		g.out = append(g.out, Lease{
-			URLInfo: URLInfo{URL: u, Key: q.key, CrawlID: c.name, Metadata: md, Priority: pos.prio, Depth: int(pos.depth)},
+			URLInfo: URLInfo{URL: e.url, Key: q.key, CrawlID: c.name, Metadata: e.md, Priority: pos.prio, Depth: int(pos.depth)},
 			Expires: time.Unix(0, g.expires),
 		})
 		served++

@@ -105,6 +105,19 @@ type lease struct {
 	// must then not expire (the queue entry is still on disk until the
 	// commit ends).
 	acking bool
+	// hasRec is set when pos and created are the URL's record as stored
+	// (queued in q at pos), so that its ack need not read the record
+	// (commitGroup). It is clear when the entry predates the created
+	// trailer, and cleared by the committer when the lease may have been
+	// made from an entry its commit was deleting (sweepLeasesLocked).
+	hasRec  bool
+	pos     entryPos
+	created int64 // unix seconds
+}
+
+// record returns the URL record the lease stands for; valid when hasRec.
+func (l *lease) record() urlRecord {
+	return urlRecord{state: stateQueued, qid: l.q.rec.qid, pos: l.pos, created: l.created}
 }
 
 type leaseHeap []*lease
