@@ -20,7 +20,9 @@
 //     001 §5.4), Accept, and Accept-Encoding "gzip, deflate, br" (its own,
 //     with net/http's transparent decompression off);
 //   - speaks HTTP/1.1, and HTTP/2 over TLS when the server offers it;
-//     keeps at least 4 idle connections per host;
+//     keeps at least 4 idle connections per host; http:// GETs and HEADs
+//     run on the caller's goroutine through internal/h1, the rest through
+//     http.Transport (same dialer, bounds and records);
 //   - dials through the --resolve rules (internal/resolve), then a DNS
 //     cache with a TTL, a negative TTL and an LRU size bound;
 //   - keeps cookies per site (registrable domain), bounded, so that sites

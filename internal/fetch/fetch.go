@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/h1"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
@@ -215,9 +216,16 @@ func writeHeaderExcept(b *bytes.Buffer, h http.Header, skip string) {
 type Client struct {
 	cfg       Config
 	transport *http.Transport
-	dns       *dnsCache
-	cookies   *cookieStore // nil when cookies are disabled
-	headExt   map[string]bool
+	// plain takes the http:// GETs and HEADs (internal/h1): the exchange
+	// runs on the fetching goroutine, without http.Transport's two
+	// goroutines per connection and the hand-offs to them, which cost
+	// ~10 % of the crawl benchmark's CPU (docs/performance.md). Every
+	// other request (https, HTTP/2) goes to transport. Nil sends all to
+	// transport (tests compare the two paths).
+	plain   *h1.Client
+	dns     *dnsCache
+	cookies *cookieStore // nil when cookies are disabled
+	headExt map[string]bool
 }
 
 // New returns a Client for cfg (see Config for defaults).
@@ -273,11 +281,27 @@ func New(cfg Config) (*Client, error) {
 		Protocols:              protos,
 		ForceAttemptHTTP2:      !cfg.DisableHTTP2,
 	}
+	// The same dialer, bounds and header limit as transport: http:// has
+	// no HTTP/2 here (no h2c) and no upstream proxy, so plain takes all
+	// of its GETs and HEADs. Its idle bounds are its own: MaxIdleConns
+	// holds for plain (http://) and for transport (https) each.
+	c.plain = h1.New(h1.Options{
+		Dial:           d.DialContext,
+		MaxIdlePerHost: cfg.MaxIdleConnsPerHost,
+		MaxIdle:        cfg.MaxIdleConns,
+		IdleTimeout:    cfg.IdleConnTimeout,
+		MaxHeaderBytes: cfg.MaxHeaderBytes,
+	})
 	return c, nil
 }
 
 // Close closes idle connections. In-flight fetches finish normally.
-func (c *Client) Close() { c.transport.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.transport.CloseIdleConnections()
+	if c.plain != nil {
+		c.plain.CloseIdle()
+	}
+}
 
 // DNSStats returns the DNS cache's hit and miss counts.
 func (c *Client) DNSStats() (hits, misses uint64) { return c.dns.stats() }
@@ -422,7 +446,15 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	sent.Header.Set("Host", hreq.Host)
 
 	start := time.Now()
-	resp, err := c.transport.RoundTrip(hreq)
+	var resp *http.Response
+	if c.plain != nil && c.plain.Handles(hreq) {
+		// No timeout of its own: ctx's deadline ends the exchange, as it
+		// does http.Transport's, so that a cut body is told apart by
+		// context.Cause (TruncTime) in the same way on both paths.
+		resp, err = c.plain.RoundTrip(hreq, 0)
+	} else {
+		resp, err = c.transport.RoundTrip(hreq)
+	}
 	if err != nil {
 		ts.mu.Lock()
 		tlsFailed := ts.tlsFailed

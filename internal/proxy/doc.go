@@ -15,7 +15,7 @@
 //	                queues bounded per host and in total → 503)
 //	forward         hop-by-hop fields removed (RFC 9110 §7.6.1); GET and HEAD to
 //	                http:// origins on the proxy's own keep-alive pool, run on the
-//	                handler's goroutine (origin.go), the rest on a tuned http.Transport
+//	                handler's goroutine (internal/h1), the rest on a tuned http.Transport
 //	cache store     complete bodies up to the cache's entry limit, after the
 //	                response is sent (the URL reserved meanwhile: httpcache.Reserve)
 //

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/courtesy-crawler/courtesy/internal/extract"
+	"github.com/courtesy-crawler/courtesy/internal/h1"
 	"github.com/courtesy-crawler/courtesy/internal/httpcache"
 	"github.com/courtesy-crawler/courtesy/internal/mitm"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
@@ -71,7 +72,7 @@ type Proxy struct {
 	log       *slog.Logger
 	now       func() time.Time
 	transport *http.Transport
-	origin    *originPool // GET and HEAD to http:// origins (origin.go)
+	origin    *h1.Client // GET and HEAD to http:// origins (internal/h1)
 	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
 	queues    *queues
 	seq       *sequencer
@@ -161,13 +162,20 @@ func New(cfg Config, o Options) (*Proxy, error) {
 		DisableCompression: true,
 		TLSClientConfig:    o.UpstreamTLS,
 	}
-	p.origin = newOriginPool(p.dial, rc.MaxIdleConnsPerHost, p.transport.MaxIdleConns,
-		p.transport.IdleConnTimeout, rc.UpstreamHeaderTimeout, p.transport.MaxResponseHeaderBytes)
+	ho := h1.Options{
+		Dial:           p.dial,
+		MaxIdlePerHost: rc.MaxIdleConnsPerHost,
+		MaxIdle:        p.transport.MaxIdleConns,
+		IdleTimeout:    p.transport.IdleConnTimeout,
+		HeaderTimeout:  rc.UpstreamHeaderTimeout,
+		MaxHeaderBytes: p.transport.MaxResponseHeaderBytes,
+	}
 	if o.GovernProcs {
 		p.gov = newGovernor(func() LowLatencyConfig { return p.cfg.Load().LowLatency }, runtime.GOMAXPROCS, time.Now)
-		p.origin.wrap = func(c net.Conn) net.Conn { return p.gov.wrap(c, 1) }
+		ho.Wrap = func(c net.Conn) net.Conn { return p.gov.wrap(c, 1) }
 		go p.gov.run(p.closing)
 	}
+	p.origin = h1.New(ho)
 	p.m = newMetrics(p, o.Registry, o.Counters)
 	return p, nil
 }
@@ -230,7 +238,7 @@ func (p *Proxy) Trace() []TraceEntry { return p.trace.Load().entries() }
 func (p *Proxy) Close() error {
 	p.closeOnce.Do(func() { close(p.closing) })
 	p.transport.CloseIdleConnections()
-	p.origin.closeIdle()
+	p.origin.CloseIdle()
 	p.tunnels.Wait()
 	if p.gov != nil {
 		<-p.gov.done
@@ -636,7 +644,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	// context for http.Transport and for a sequential client's turn.
 	var resp *http.Response
 	var err error
-	pooled := p.origin.handles(out)
+	pooled := p.origin.Handles(out)
 	if !pooled || x.ticket != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, rc.UpstreamTimeout)
@@ -645,7 +653,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	sent := p.now()
 	if pooled {
-		resp, err = p.origin.roundTrip(out, rc.UpstreamTimeout)
+		resp, err = p.origin.RoundTrip(out, rc.UpstreamTimeout)
 	} else {
 		resp, err = p.transport.RoundTrip(out)
 	}

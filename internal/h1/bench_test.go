@@ -1,4 +1,4 @@
-package proxy
+package h1
 
 import (
 	"net"
@@ -7,18 +7,18 @@ import (
 	"time"
 )
 
-// BenchmarkOriginPoolGetPut measures taking an idle connection and putting
-// it back, the pool's own cost per request on a kept-alive connection
+// BenchmarkClientGetPut measures taking an idle connection and putting
+// it back, the client's own cost per request on a kept-alive connection
 // (reaper bookkeeping included), over 64 origins.
-func BenchmarkOriginPoolGetPut(b *testing.B) {
-	o := newOriginPool(nil, 4, 4096, time.Minute, 0, 64<<10)
-	defer o.closeIdle()
+func BenchmarkClientGetPut(b *testing.B) {
+	o := New(Options{MaxIdlePerHost: 4, MaxIdle: 4096, IdleTimeout: time.Minute})
+	defer o.CloseIdle()
 	keys := make([]string, 64)
 	for i := range keys {
 		keys[i] = "h" + strconv.Itoa(i) + ".test:80"
 		c, s := net.Pipe()
 		defer s.Close()
-		o.put(&originConn{c: c, key: keys[i]})
+		o.put(&conn{c: c, key: keys[i]})
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -1,4 +1,4 @@
-package proxy
+package h1
 
 import (
 	"bufio"
@@ -9,22 +9,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/courtesy-crawler/courtesy/internal/config"
-	"github.com/courtesy-crawler/courtesy/internal/politeness"
 )
 
-// testPool is an originPool dialling plain TCP on loopback.
-func testPool(headerTimeout time.Duration, maxHeader int64) *originPool {
+// testPool is a Client dialling plain TCP on loopback.
+func testPool(headerTimeout time.Duration, maxHeader int64) *Client {
 	var d net.Dialer
-	return newOriginPool(d.DialContext, 4, 16, time.Minute, headerTimeout, maxHeader)
+	return New(Options{Dial: d.DialContext, MaxIdlePerHost: 4, MaxIdle: 16, IdleTimeout: time.Minute, HeaderTimeout: headerTimeout, MaxHeaderBytes: maxHeader})
 }
 
 // countingServer is an httptest server on 127.0.0.1 that counts the
@@ -76,9 +72,9 @@ func getReq(t *testing.T, ctx context.Context, method, rawURL string) *http.Requ
 }
 
 // roundTripBody sends one request through o and reads the body.
-func roundTripBody(t *testing.T, o *originPool, method, rawURL string) (*http.Response, string, error) {
+func roundTripBody(t *testing.T, o *Client, method, rawURL string) (*http.Response, string, error) {
 	t.Helper()
-	resp, err := o.roundTrip(getReq(t, context.Background(), method, rawURL), time.Minute)
+	resp, err := o.RoundTrip(getReq(t, context.Background(), method, rawURL), time.Minute)
 	if err != nil {
 		return nil, "", err
 	}
@@ -87,7 +83,7 @@ func roundTripBody(t *testing.T, o *originPool, method, rawURL string) (*http.Re
 	return resp, string(b), err
 }
 
-func TestOriginPoolReuse(t *testing.T) {
+func TestClientReuse(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		method    string
@@ -112,7 +108,7 @@ func TestOriginPoolReuse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, conns := countingServer(t, tc.handler)
 			o := testPool(5*time.Second, 64<<10)
-			defer o.closeIdle()
+			defer o.CloseIdle()
 			for i := range 3 {
 				resp, body, err := roundTripBody(t, o, tc.method, s.URL+"/p")
 				if err != nil {
@@ -125,7 +121,7 @@ func TestOriginPoolReuse(t *testing.T) {
 			if got := conns.Load(); got != tc.wantConns {
 				t.Errorf("connections = %d, want %d", got, tc.wantConns)
 			}
-			if got := o.idleCount(); got != tc.wantIdle {
+			if got := o.IdleCount(); got != tc.wantIdle {
 				t.Errorf("idle = %d, want %d", got, tc.wantIdle)
 			}
 		})
@@ -134,7 +130,7 @@ func TestOriginPoolReuse(t *testing.T) {
 
 // An origin that closes an idle keep-alive connection: the next request
 // on it fails before any response byte and is sent again on a new one.
-func TestOriginPoolRetriesClosedIdleConn(t *testing.T) {
+func TestClientRetriesClosedIdleConn(t *testing.T) {
 	var conns atomic.Int64
 	addr := rawServer(t, func(c net.Conn) {
 		conns.Add(1)
@@ -148,7 +144,7 @@ func TestOriginPoolRetriesClosedIdleConn(t *testing.T) {
 		// Close without "Connection: close", as an idle timeout does.
 	})
 	o := testPool(5*time.Second, 64<<10)
-	defer o.closeIdle()
+	defer o.CloseIdle()
 	for i := range 3 {
 		if _, body, err := roundTripBody(t, o, http.MethodGet, "http://"+addr+"/"); err != nil || body != "ok" {
 			t.Fatalf("request %d: %q %v", i, body, err)
@@ -159,7 +155,7 @@ func TestOriginPoolRetriesClosedIdleConn(t *testing.T) {
 	}
 }
 
-func TestOriginPoolFailures(t *testing.T) {
+func TestClientFailures(t *testing.T) {
 	hang := make(chan struct{})
 	t.Cleanup(func() { close(hang) })
 	for _, tc := range []struct {
@@ -197,7 +193,7 @@ func TestOriginPoolFailures(t *testing.T) {
 			if tc.cancel {
 				time.AfterFunc(50*time.Millisecond, cancel)
 			}
-			resp, err := o.roundTrip(getReq(t, ctx, http.MethodGet, "http://"+addr+"/"), 0)
+			resp, err := o.RoundTrip(getReq(t, ctx, http.MethodGet, "http://"+addr+"/"), 0)
 			if err == nil {
 				resp.Body.Close()
 				t.Fatal("no error")
@@ -205,7 +201,7 @@ func TestOriginPoolFailures(t *testing.T) {
 			if !tc.check(err) {
 				t.Errorf("error %v, want %s", err, tc.explain)
 			}
-			if o.idleCount() != 0 {
+			if o.IdleCount() != 0 {
 				t.Errorf("a failed connection was kept idle")
 			}
 		})
@@ -213,7 +209,7 @@ func TestOriginPoolFailures(t *testing.T) {
 }
 
 // 1xx responses before the final one are skipped (RFC 9110 §15.2).
-func TestOriginPoolSkipsInformational(t *testing.T) {
+func TestClientSkipsInformational(t *testing.T) {
 	addr := rawServer(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
 		if _, err := http.ReadRequest(br); err != nil {
@@ -224,7 +220,7 @@ func TestOriginPoolSkipsInformational(t *testing.T) {
 		_, _ = br.ReadByte() // hold the connection open until the client closes it
 	})
 	o := testPool(5*time.Second, 64<<10)
-	defer o.closeIdle()
+	defer o.CloseIdle()
 	resp, body, err := roundTripBody(t, o, http.MethodGet, "http://"+addr+"/")
 	if err != nil || resp.StatusCode != 200 || body != "ok" {
 		t.Fatalf("got %v %q %v, want 200 ok", resp, body, err)
@@ -232,14 +228,14 @@ func TestOriginPoolSkipsInformational(t *testing.T) {
 }
 
 // A body closed before its end closes the connection instead of keeping it.
-func TestOriginPoolEarlyClose(t *testing.T) {
+func TestClientEarlyClose(t *testing.T) {
 	s, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, strings.Repeat("x", 64<<10))
 	})
 	o := testPool(5*time.Second, 64<<10)
-	defer o.closeIdle()
+	defer o.CloseIdle()
 	for range 2 {
-		resp, err := o.roundTrip(getReq(t, context.Background(), http.MethodGet, s.URL), time.Minute)
+		resp, err := o.RoundTrip(getReq(t, context.Background(), http.MethodGet, s.URL), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,12 +251,12 @@ func TestOriginPoolEarlyClose(t *testing.T) {
 	if got := conns.Load(); got != 2 {
 		t.Errorf("connections = %d, want 2 (none reused)", got)
 	}
-	if o.idleCount() != 0 {
+	if o.IdleCount() != 0 {
 		t.Error("a half-read connection was kept idle")
 	}
 }
 
-func TestOriginPoolHandles(t *testing.T) {
+func TestClientHandles(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		method string
@@ -285,14 +281,14 @@ func TestOriginPoolHandles(t *testing.T) {
 			if tc.header != "" {
 				r.Header.Set(tc.header, "websocket")
 			}
-			if got := (&originPool{}).handles(r); got != tc.want {
+			if got := (&Client{}).Handles(r); got != tc.want {
 				t.Errorf("handles = %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-func TestOriginAddr(t *testing.T) {
+func TestAddr(t *testing.T) {
 	for in, want := range map[string]string{
 		"a.test":       "a.test:80",
 		"a.test:8080":  "a.test:8080",
@@ -301,8 +297,8 @@ func TestOriginAddr(t *testing.T) {
 		"127.0.0.1":    "127.0.0.1:80",
 		"127.0.0.1:90": "127.0.0.1:90",
 	} {
-		if got := originAddr(in); got != want {
-			t.Errorf("originAddr(%q) = %q, want %q", in, got, want)
+		if got := Addr(in); got != want {
+			t.Errorf("Addr(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -336,7 +332,7 @@ func (c *deadlineConn) deadlines() (read, write time.Time) {
 
 // The exchange's timeout covers the body; a connection goes back to the
 // pool without a deadline, so a later exchange on it is not cut short.
-func TestOriginPoolTimeout(t *testing.T) {
+func TestClientTimeout(t *testing.T) {
 	hang := make(chan struct{})
 	t.Cleanup(func() { close(hang) })
 	s, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -357,7 +353,7 @@ func TestOriginPoolTimeout(t *testing.T) {
 		dialed []*deadlineConn
 	)
 	var d net.Dialer
-	o := newOriginPool(func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
@@ -367,10 +363,11 @@ func TestOriginPoolTimeout(t *testing.T) {
 		dialed = append(dialed, dc)
 		mu.Unlock()
 		return dc, nil
-	}, 4, 16, time.Minute, 30*time.Second, 64<<10)
-	defer o.closeIdle()
+	}
+	o := New(Options{Dial: dial, MaxIdlePerHost: 4, MaxIdle: 16, IdleTimeout: time.Minute, HeaderTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10})
+	defer o.CloseIdle()
 	for i := range 2 {
-		resp, err := o.roundTrip(getReq(t, context.Background(), http.MethodGet, s.URL+"/fast"), time.Minute)
+		resp, err := o.RoundTrip(getReq(t, context.Background(), http.MethodGet, s.URL+"/fast"), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,7 +385,7 @@ func TestOriginPoolTimeout(t *testing.T) {
 	if got := conns.Load(); got != 1 {
 		t.Errorf("connections = %d, want 1", got)
 	}
-	resp, err := o.roundTrip(getReq(t, context.Background(), http.MethodGet, s.URL+"/slow"), 100*time.Millisecond)
+	resp, err := o.RoundTrip(getReq(t, context.Background(), http.MethodGet, s.URL+"/slow"), 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,10 +397,10 @@ func TestOriginPoolTimeout(t *testing.T) {
 	}
 }
 
-// FuzzOriginResponse feeds arbitrary bytes as an origin's answer: the pool
+// FuzzResponse feeds arbitrary bytes as an origin's answer: the pool
 // returns a response or an error, never panics, and never reads a body
 // longer than what the origin sent.
-func FuzzOriginResponse(f *testing.F) {
+func FuzzResponse(f *testing.F) {
 	for _, s := range []string{
 		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
 		"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
@@ -429,9 +426,9 @@ func FuzzOriginResponse(f *testing.F) {
 			}()
 			return c, nil
 		}
-		o := newOriginPool(dial, 2, 4, time.Minute, 2*time.Second, 4<<10)
-		defer o.closeIdle()
-		resp, err := o.roundTrip(getReq(t, context.Background(), http.MethodGet, "http://a.test/"), 2*time.Second)
+		o := New(Options{Dial: dial, MaxIdlePerHost: 2, MaxIdle: 4, IdleTimeout: time.Minute, HeaderTimeout: 2 * time.Second, MaxHeaderBytes: 4 << 10})
+		defer o.CloseIdle()
+		resp, err := o.RoundTrip(getReq(t, context.Background(), http.MethodGet, "http://a.test/"), 2*time.Second)
 		if err != nil {
 			return
 		}
@@ -490,7 +487,7 @@ func (p *pipeOrigin) counts(addr string) (dials, closed int) {
 }
 
 // get sends one GET for http://addr/ through o and reads the body.
-func (p *pipeOrigin) get(t *testing.T, o *originPool, addr string) {
+func (p *pipeOrigin) get(t *testing.T, o *Client, addr string) {
 	t.Helper()
 	if _, body, err := roundTripBody(t, o, http.MethodGet, "http://"+addr+"/"); err != nil || body != "ok" {
 		t.Fatalf("GET %s: %q %v", addr, body, err)
@@ -500,17 +497,17 @@ func (p *pipeOrigin) get(t *testing.T, o *originPool, addr string) {
 // An idle connection is closed when it has been idle for idleTimeout,
 // without any request to its origin or any other; one used again in the
 // meantime counts its idle time from its last use.
-func TestOriginPoolReaperClosesIdle(t *testing.T) {
+func TestClientReaperClosesIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		po := newPipeOrigin()
-		o := newOriginPool(po.dial, 4, 16, time.Minute, 0, 64<<10)
-		defer o.closeIdle()
+		o := New(Options{Dial: po.dial, MaxIdlePerHost: 4, MaxIdle: 16, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10})
+		defer o.CloseIdle()
 		po.get(t, o, "a.test:80")
 		po.get(t, o, "b.test:80")
 		time.Sleep(30 * time.Second)
 		po.get(t, o, "a.test:80") // reused: idle again from now
 		synctest.Wait()
-		if n := o.idleCount(); n != 2 {
+		if n := o.IdleCount(); n != 2 {
 			t.Fatalf("after 30 s: %d idle, want 2", n)
 		}
 
@@ -522,7 +519,7 @@ func TestOriginPoolReaperClosesIdle(t *testing.T) {
 		if d, c := po.counts("a.test:80"); d != 1 || c != 0 {
 			t.Errorf("a after 30 s idle: %d dials, %d closed, want 1, 0", d, c)
 		}
-		if n := o.idleCount(); n != 1 {
+		if n := o.IdleCount(); n != 1 {
 			t.Errorf("idle = %d, want 1", n)
 		}
 
@@ -531,7 +528,7 @@ func TestOriginPoolReaperClosesIdle(t *testing.T) {
 		if _, c := po.counts("a.test:80"); c != 1 {
 			t.Errorf("a after 1 min idle: %d closed, want 1", c)
 		}
-		if n := o.idleCount(); n != 0 {
+		if n := o.IdleCount(); n != 0 {
 			t.Errorf("idle = %d, want 0", n)
 		}
 
@@ -558,7 +555,7 @@ func (c *trackedConn) Close() error {
 
 // The idle bounds: maxIdlePerHost per origin (the new connection is
 // closed past it) and maxIdle in all (the oldest is closed past it).
-func TestOriginPoolIdleCaps(t *testing.T) {
+func TestClientIdleCaps(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		perHost, total  int
@@ -576,17 +573,17 @@ func TestOriginPoolIdleCaps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				o := newOriginPool(nil, tc.perHost, tc.total, time.Hour, 0, 64<<10)
-				defer o.closeIdle()
+				o := New(Options{MaxIdlePerHost: tc.perHost, MaxIdle: tc.total, IdleTimeout: time.Hour, MaxHeaderBytes: 64 << 10})
+				defer o.CloseIdle()
 				conns := make([]*trackedConn, len(tc.keys))
 				for i, k := range tc.keys {
 					c, s := net.Pipe()
 					defer s.Close()
 					conns[i] = &trackedConn{Conn: c}
-					o.put(&originConn{c: conns[i], key: k})
+					o.put(&conn{c: conns[i], key: k})
 					time.Sleep(time.Second)
 				}
-				if got := o.idleCount(); got != tc.wantIdle {
+				if got := o.IdleCount(); got != tc.wantIdle {
 					t.Errorf("idle = %d, want %d", got, tc.wantIdle)
 				}
 				for i, c := range conns {
@@ -602,7 +599,7 @@ func TestOriginPoolIdleCaps(t *testing.T) {
 				if !ok || oc.c != conns[tc.wantGetIndex] {
 					t.Errorf("get(%s) did not return connection %d", tc.wantGetNewestOf, tc.wantGetIndex)
 				}
-				if got := o.idleCount(); got != tc.wantIdle-1 {
+				if got := o.IdleCount(); got != tc.wantIdle-1 {
 					t.Errorf("idle after get = %d, want %d", got, tc.wantIdle-1)
 				}
 				checkIdleList(t, o)
@@ -614,11 +611,11 @@ func TestOriginPoolIdleCaps(t *testing.T) {
 // checkIdleList checks the pool's invariants: the list of all idle
 // connections holds exactly those of the per-key lists, in the order they
 // became idle, and n counts them.
-func checkIdleList(t *testing.T, o *originPool) {
+func checkIdleList(t *testing.T, o *Client) {
 	t.Helper()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	inKeys := map[*originConn]bool{}
+	inKeys := map[*conn]bool{}
 	for k, l := range o.mu.idle {
 		if len(l) == 0 {
 			t.Errorf("key %s has an empty list", k)
@@ -628,7 +625,7 @@ func checkIdleList(t *testing.T, o *originPool) {
 		}
 	}
 	n := 0
-	var prev *originConn
+	var prev *conn
 	for c := o.mu.oldest; c != nil; c = c.next {
 		if c.prev != prev {
 			t.Fatal("idle list: broken prev link")
@@ -650,21 +647,21 @@ func checkIdleList(t *testing.T, o *originPool) {
 // closeIdle closes every idle connection and stops the reaper: nothing
 // is left running (synctest.Test fails on a goroutine left blocked), and
 // a connection released later is reaped again.
-func TestOriginPoolCloseIdleNoLeak(t *testing.T) {
+func TestClientCloseIdleNoLeak(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		po := newPipeOrigin()
-		o := newOriginPool(po.dial, 4, 16, time.Minute, 0, 64<<10)
+		o := New(Options{Dial: po.dial, MaxIdlePerHost: 4, MaxIdle: 16, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10})
 		for _, a := range []string{"a.test:80", "b.test:80", "c.test:80"} {
 			po.get(t, o, a)
 		}
-		o.closeIdle()
+		o.CloseIdle()
 		synctest.Wait() // the origins' goroutines saw the close and ended
 		for _, a := range []string{"a.test:80", "b.test:80", "c.test:80"} {
 			if _, c := po.counts(a); c != 1 {
 				t.Errorf("%s: %d closed, want 1", a, c)
 			}
 		}
-		if n := o.idleCount(); n != 0 {
+		if n := o.IdleCount(); n != 0 {
 			t.Errorf("idle after closeIdle = %d", n)
 		}
 		po.get(t, o, "a.test:80")
@@ -673,102 +670,6 @@ func TestOriginPoolCloseIdleNoLeak(t *testing.T) {
 		if d, c := po.counts("a.test:80"); d != 2 || c != 2 {
 			t.Errorf("after closeIdle, a: %d dials, %d closed, want 2, 2", d, c)
 		}
-		o.closeIdle()
+		o.CloseIdle()
 	})
-}
-
-// Through the proxy: an origin connection idle for proxy.idle-conn-timeout
-// is closed with no further request (the origin sees it close).
-func TestProxyClosesIdleOriginConns(t *testing.T) {
-	// The connections that carried pages (not the gate's robots.txt
-	// fetch, which has a client of its own) and those closed.
-	var (
-		mu            sync.Mutex
-		pages, closed = map[string]bool{}, map[string]bool{}
-	)
-	o := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
-		}
-		mu.Lock()
-		pages[r.RemoteAddr] = true
-		mu.Unlock()
-		hello(w, r)
-	}))
-	o.Config.ConnState = func(c net.Conn, st http.ConnState) {
-		if st == http.StateClosed {
-			mu.Lock()
-			closed[c.RemoteAddr().String()] = true
-			mu.Unlock()
-		}
-	}
-	o.Start()
-	t.Cleanup(o.Close)
-	// Long enough that the connection is still idle when checked below,
-	// even on a loaded machine.
-	e := newEnv(t, envOpts{cfg: Config{IdleConnTimeout: time.Second}})
-	for _, p := range []string{"/a", "/b"} {
-		if r, body := e.get(o.URL + p); r.StatusCode != 200 || body != "hello "+p {
-			t.Fatalf("GET %s: %d %q", p, r.StatusCode, body)
-		}
-	}
-	if n := e.proxy.origin.idleCount(); n != 1 {
-		t.Fatalf("%d idle origin connections after the requests, want 1", n)
-	}
-	waitFor(t, "the idle origin connection to close", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for a := range pages {
-			if !closed[a] {
-				return false
-			}
-		}
-		return len(pages) > 0 && e.proxy.origin.idleCount() == 0
-	})
-}
-
-func TestIdleConnConfig(t *testing.T) {
-	file := t.TempDir() + "/c.yaml"
-	if err := os.WriteFile(file, []byte("max-idle-conns: 100\nidle-conn-timeout: 15s\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var c Config
-	if err := config.Load(file, &c); err != nil {
-		t.Fatal(err)
-	}
-	if c.MaxIdleConns != 100 || c.IdleConnTimeout != 15*time.Second {
-		t.Fatalf("loaded max-idle-conns %d, idle-conn-timeout %v", c.MaxIdleConns, c.IdleConnTimeout)
-	}
-	if d := (Config{}).withDefaults(); d.MaxIdleConns != 4096 || d.IdleConnTimeout != 90*time.Second {
-		t.Fatalf("defaults: max-idle-conns %d, idle-conn-timeout %v", d.MaxIdleConns, d.IdleConnTimeout)
-	}
-	for _, tc := range []struct {
-		name string
-		cfg  Config
-	}{
-		{"negative max-idle-conns", Config{MaxIdleConns: -1}},
-		{"huge max-idle-conns", Config{MaxIdleConns: maxQueueLimit + 1}},
-		{"negative idle-conn-timeout", Config{IdleConnTimeout: -time.Second}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), "idle") {
-				t.Fatalf("Validate = %v, want an error about idle connections", err)
-			}
-		})
-	}
-	g, err := politeness.New(politeness.Config{DefaultDelay: -1}, politeness.Backend{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := New(Config{MaxIdleConns: 7, IdleConnTimeout: 3 * time.Second}, Options{Gate: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if p.origin.maxIdle != 7 || p.origin.idleTimeout != 3*time.Second ||
-		p.transport.MaxIdleConns != 7 || p.transport.IdleConnTimeout != 3*time.Second {
-		t.Fatalf("pool %d/%v, transport %d/%v, want 7/3s for both", p.origin.maxIdle, p.origin.idleTimeout,
-			p.transport.MaxIdleConns, p.transport.IdleConnTimeout)
-	}
 }

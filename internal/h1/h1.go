@@ -1,4 +1,4 @@
-package proxy
+package h1
 
 import (
 	"bufio"
@@ -9,28 +9,17 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 )
 
-// originPool is the proxy's client for its commonest exchange: a GET or
-// HEAD without a body to an http:// origin (every cache miss of a naive
-// script). It keeps HTTP/1.1 connections alive per origin address, like
-// http.Transport, but runs the whole exchange on the handler's goroutine:
-// the request is written and the response read by the caller itself.
-// http.Transport hands every request to a per-connection writer goroutine
-// and every response back from a reader goroutine, three or four goroutine
-// wake-ups per request that, on a loaded machine, each wait for a core;
-// measured at one client they were most of the proxy's added latency
-// (docs/performance.md). Everything else (request bodies, other methods,
-// https to intercepted origins) still goes through http.Transport.
-//
-// The framing of requests and responses is net/http's own
-// (Request.Write, ReadResponse), so both clients put the same bytes on the
-// wire and read responses with the same rules (RFC 9112).
-type originPool struct {
+// Client is an HTTP/1.1 keep-alive client for body-less GET and HEAD to
+// http:// origins. It is safe for concurrent use. It starts no goroutine
+// of its own except the idle reaper's timer, which CloseIdle stops.
+type Client struct {
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// wrap, when set, wraps each new connection (polling reads, latency.go).
+	// wrap, when set, wraps each new connection (Options.Wrap).
 	wrap func(net.Conn) net.Conn
 	// maxIdlePerHost bounds the idle connections kept per origin address,
 	// maxIdle those kept in all.
@@ -44,49 +33,49 @@ type originPool struct {
 	maxHeaderBytes int64
 
 	// reapMu is held by reap until it has closed what it took, and by
-	// closeIdle, which so waits for a reap in progress. Taken before mu.
+	// CloseIdle, which so waits for a reap in progress. Taken before mu.
 	reapMu sync.Mutex
 
 	// mu guards the idle connections: idle, n, the list through
 	// oldest/newest and the reaper's timer.
 	mu struct {
 		sync.Mutex
-		idle map[string][]*originConn // address -> idle connections, oldest first
-		n    int                      // idle connections in all
+		idle map[string][]*conn // address -> idle connections, oldest first
+		n    int                // idle connections in all
 		// oldest and newest end the list of all idle connections in the
-		// order they became idle (originConn.prev/next), so that the
-		// reaper and the total cap find the oldest at once.
-		oldest, newest *originConn
+		// order they became idle (conn.prev/next), so that the reaper and
+		// the total cap find the oldest at once.
+		oldest, newest *conn
 		// reaper runs reap when the oldest idle connection times out;
-		// armed: it is scheduled. One timer for the pool, created at the
-		// first put, rather than one per connection: a put costs a flag
-		// test, not a timer.
+		// armed: it is scheduled. One timer for the client, created at
+		// the first put, rather than one per connection: a put costs a
+		// flag test, not a timer.
 		reaper *time.Timer
 		armed  bool
 	}
 }
 
-// originConn is one connection to an origin.
-type originConn struct {
+// conn is one connection to an origin.
+type conn struct {
 	c   net.Conn
 	br  *bufio.Reader
 	bw  *bufio.Writer
 	key string
 	// limit is how many more bytes may be read while reading a response
 	// header (math.MaxInt64 otherwise), so that an endless header is cut at
-	// maxHeaderBytes.
+	// MaxHeaderBytes.
 	limit     int64
 	idleSince time.Time
-	// prev and next link the pool's list of idle connections (guarded by
-	// the pool's mu); nil while the connection is in use.
-	prev, next *originConn
+	// prev and next link the client's list of idle connections (guarded
+	// by the client's mu); nil while the connection is in use.
+	prev, next *conn
 }
 
 // errHeaderTooLong is returned when an origin's response header exceeds
-// the proxy's bound.
-var errHeaderTooLong = errors.New("proxy: origin response header too long")
+// Options.MaxHeaderBytes.
+var errHeaderTooLong = errors.New("h1: response header too long")
 
-func (oc *originConn) Read(p []byte) (int, error) {
+func (oc *conn) Read(p []byte) (int, error) {
 	if oc.limit <= 0 {
 		return 0, errHeaderTooLong
 	}
@@ -100,29 +89,40 @@ func (oc *originConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func newOriginPool(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxIdlePerHost, maxIdle int, idleTimeout, headerTimeout time.Duration, maxHeaderBytes int64) *originPool {
-	o := &originPool{
-		dial:           dial,
-		maxIdlePerHost: maxIdlePerHost,
-		maxIdle:        maxIdle,
-		idleTimeout:    idleTimeout,
-		headerTimeout:  headerTimeout,
-		maxHeaderBytes: maxHeaderBytes,
+// New returns a Client for opts (see Options for defaults). A nil
+// opts.Dial makes every RoundTrip fail.
+func New(opts Options) *Client {
+	opts = opts.withDefaults()
+	o := &Client{
+		dial:           opts.Dial,
+		wrap:           opts.Wrap,
+		maxIdlePerHost: opts.MaxIdlePerHost,
+		maxIdle:        opts.MaxIdle,
+		idleTimeout:    opts.IdleTimeout,
+		headerTimeout:  opts.HeaderTimeout,
+		maxHeaderBytes: opts.MaxHeaderBytes,
 	}
-	o.mu.idle = map[string][]*originConn{}
+	o.mu.idle = map[string][]*conn{}
 	return o
 }
 
-// handles reports whether the pool takes req: an http:// GET or HEAD
-// without a body and without Upgrade. The rest goes to http.Transport.
-func (o *originPool) handles(req *http.Request) bool {
+// Options returns the options in force, defaults filled in.
+func (o *Client) Options() Options {
+	return Options{Dial: o.dial, Wrap: o.wrap, MaxIdlePerHost: o.maxIdlePerHost, MaxIdle: o.maxIdle,
+		IdleTimeout: o.idleTimeout, HeaderTimeout: o.headerTimeout, MaxHeaderBytes: o.maxHeaderBytes}
+}
+
+// Handles reports whether o takes req: an http:// GET or HEAD without a
+// body and without Upgrade. The rest is for http.Transport.
+func (o *Client) Handles(req *http.Request) bool {
 	return req.URL.Scheme == "http" && req.Body == nil &&
 		(req.Method == http.MethodGet || req.Method == http.MethodHead) &&
 		req.Header["Upgrade"] == nil && req.URL.Host != ""
 }
 
-// originAddr is the address to dial for u: host:port, port 80 by default.
-func originAddr(host string) string {
+// Addr is the address to dial for the URL host host: host:port, port 80
+// by default.
+func Addr(host string) string {
 	if _, _, err := net.SplitHostPort(host); err == nil {
 		return host
 	}
@@ -135,17 +135,36 @@ func originAddr(host string) string {
 // maxInformational bounds the 1xx responses skipped before the final one.
 const maxInformational = 5
 
-// roundTrip sends req (see handles) and returns the response; timeout,
+// RoundTrip sends req (see Handles) and returns the response; timeout,
 // when positive, bounds the whole exchange, body included (a deadline on
-// the connection). The body must be read to the end or closed; a body
-// read to the end returns the connection to the pool. A request that fails on a reused connection
+// the connection), and the request's context cancels it at any point
+// (RoundTrip's error then wraps context.Cause; a body's Read fails with
+// a timeout, the connection's deadline having been moved). The body must
+// be read to the end or closed; a body read to the end returns the
+// connection to the pool. A request that fails on a reused connection
 // before any byte of a response arrived (the origin had closed it while
 // idle) is sent once more on a new connection: GET and HEAD are
 // idempotent (RFC 9110 §9.2.2), and http.Transport does the same.
-func (o *originPool) roundTrip(req *http.Request, timeout time.Duration) (*http.Response, error) {
+func (o *Client) RoundTrip(req *http.Request, timeout time.Duration) (*http.Response, error) {
 	ctx := req.Context()
-	key := originAddr(req.URL.Host)
+	key := Addr(req.URL.Host)
+	if ctx.Err() != nil {
+		// Checked first, as http.Transport does: an idle connection
+		// would otherwise race the cancellation.
+		return nil, fmt.Errorf("h1: %s: %w", key, context.Cause(ctx))
+	}
+	if o.dial == nil {
+		return nil, errors.New("h1: no Dial function")
+	}
+	if err := validHeader(req.Header); err != nil {
+		return nil, err
+	}
+	trace := httptrace.ContextClientTrace(ctx)
+	closing := wantsClose(req)
 	for attempt := 0; ; attempt++ {
+		if trace != nil && trace.GetConn != nil {
+			trace.GetConn(key)
+		}
 		oc, reused := o.get(key)
 		if oc == nil {
 			c, err := o.dial(ctx, "tcp", key)
@@ -155,11 +174,18 @@ func (o *originPool) roundTrip(req *http.Request, timeout time.Duration) (*http.
 			if o.wrap != nil {
 				c = o.wrap(c)
 			}
-			oc = &originConn{c: c, key: key, limit: math.MaxInt64}
+			oc = &conn{c: c, key: key, limit: math.MaxInt64}
 			oc.br = bufio.NewReaderSize(oc, 4<<10)
 			oc.bw = bufio.NewWriterSize(c, 4<<10)
 		}
-		resp, retry, err := o.exchange(ctx, oc, req, timeout)
+		if trace != nil && trace.GotConn != nil {
+			info := httptrace.GotConnInfo{Conn: oc.c, Reused: reused, WasIdle: reused}
+			if reused {
+				info.IdleTime = time.Since(oc.idleSince)
+			}
+			trace.GotConn(info)
+		}
+		resp, retry, err := o.exchange(ctx, oc, req, timeout, closing, trace)
 		if err == nil {
 			return resp, nil
 		}
@@ -172,7 +198,7 @@ func (o *originPool) roundTrip(req *http.Request, timeout time.Duration) (*http.
 
 // exchange writes req on oc and reads the response header. retry reports
 // that nothing of a response was read.
-func (o *originPool) exchange(ctx context.Context, oc *originConn, req *http.Request, timeout time.Duration) (resp *http.Response, retry bool, err error) {
+func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, timeout time.Duration, closing bool, trace *httptrace.ClientTrace) (resp *http.Response, retry bool, err error) {
 	now := time.Now()
 	var deadline time.Time // of the whole exchange; zero: none
 	if timeout > 0 {
@@ -180,24 +206,27 @@ func (o *originPool) exchange(ctx context.Context, oc *originConn, req *http.Req
 		_ = oc.c.SetDeadline(deadline)
 	}
 	headerDeadline := deadline
-	if o.headerTimeout > 0 && (deadline.IsZero() || o.headerTimeout < timeout) {
-		headerDeadline = now.Add(o.headerTimeout)
+	if ht := o.headerTimeout; ht > 0 && (deadline.IsZero() || ht < timeout) {
+		headerDeadline = now.Add(ht)
 	}
-	// Cancellation (the client gone) interrupts any blocked read or
-	// write by moving the deadline into the past.
+	// Cancellation (the client gone, a caller's deadline) interrupts any
+	// blocked read or write by moving the deadline into the past.
 	stop := context.AfterFunc(ctx, func() { _ = oc.c.SetDeadline(time.Unix(1, 0)) })
 	fail := func(err error, retry bool) (*http.Response, bool, error) {
 		stop()
 		if ctx.Err() != nil {
-			return nil, false, fmt.Errorf("proxy: origin %s: %w", oc.key, context.Cause(ctx))
+			return nil, false, fmt.Errorf("h1: %s: %w", oc.key, context.Cause(ctx))
 		}
 		return nil, retry, err
 	}
 	if err := req.Write(oc.bw); err != nil {
-		return fail(fmt.Errorf("proxy: write to origin %s: %w", oc.key, err), true)
+		return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)
 	}
 	if err := oc.bw.Flush(); err != nil {
-		return fail(fmt.Errorf("proxy: write to origin %s: %w", oc.key, err), true)
+		return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)
+	}
+	if trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
 	if !headerDeadline.Equal(deadline) {
 		_ = oc.c.SetReadDeadline(headerDeadline)
@@ -206,12 +235,15 @@ func (o *originPool) exchange(ctx context.Context, oc *originConn, req *http.Req
 	if _, err := oc.br.Peek(1); err != nil {
 		var ne net.Error
 		timeout := errors.As(err, &ne) && ne.Timeout()
-		return fail(fmt.Errorf("proxy: read from origin %s: %w", oc.key, err), !timeout)
+		return fail(fmt.Errorf("h1: read from %s: %w", oc.key, err), !timeout)
+	}
+	if trace != nil && trace.GotFirstResponseByte != nil {
+		trace.GotFirstResponseByte()
 	}
 	for i := 0; ; i++ {
 		resp, err = http.ReadResponse(oc.br, req)
 		if err != nil {
-			return fail(fmt.Errorf("proxy: read from origin %s: %w", oc.key, err), false)
+			return fail(fmt.Errorf("h1: read from %s: %w", oc.key, err), false)
 		}
 		if resp.StatusCode >= 200 {
 			break
@@ -219,7 +251,7 @@ func (o *originPool) exchange(ctx context.Context, oc *originConn, req *http.Req
 		// 1xx: informational, without a body (RFC 9110 §15.2); the final
 		// response follows. 101 cannot come: the request has no Upgrade.
 		if resp.StatusCode == http.StatusSwitchingProtocols || i == maxInformational {
-			return fail(fmt.Errorf("proxy: origin %s: unexpected %s", oc.key, resp.Status), false)
+			return fail(fmt.Errorf("h1: %s: unexpected %s", oc.key, resp.Status), false)
 		}
 	}
 	oc.limit = math.MaxInt64
@@ -231,19 +263,19 @@ func (o *originPool) exchange(ctx context.Context, oc *originConn, req *http.Req
 			return fail(nil, false)
 		}
 	}
-	reuse := !resp.Close && !req.Close
+	reuse := !resp.Close && !closing
 	if resp.Body == http.NoBody {
 		o.release(oc, stop, reuse, !deadline.IsZero())
 		return resp, false, nil
 	}
-	resp.Body = &originBody{pool: o, oc: oc, body: resp.Body, stop: stop, reuse: reuse, deadline: !deadline.IsZero()}
+	resp.Body = &body{pool: o, oc: oc, body: resp.Body, stop: stop, reuse: reuse, deadline: !deadline.IsZero()}
 	return resp, false, nil
 }
 
 // release ends an exchange: the connection goes back to the pool when the
 // response was read to its end, no cancellation touched it and nothing
 // unread is left; it is closed otherwise.
-func (o *originPool) release(oc *originConn, stop func() bool, reuse, deadline bool) {
+func (o *Client) release(oc *conn, stop func() bool, reuse, deadline bool) {
 	if stop() && reuse && oc.br.Buffered() == 0 {
 		if deadline {
 			_ = oc.c.SetDeadline(time.Time{})
@@ -257,11 +289,11 @@ func (o *originPool) release(oc *originConn, stop func() bool, reuse, deadline b
 // get takes the newest idle connection to key that is not too old; nil
 // when there is none. (The reaper closes old ones on time; one it has not
 // reached yet is closed here.)
-func (o *originPool) get(key string) (*originConn, bool) {
+func (o *Client) get(key string) (*conn, bool) {
 	now := time.Now()
-	var stale []*originConn
+	var stale []*conn
 	o.mu.Lock()
-	var oc *originConn
+	var oc *conn
 	for l := o.mu.idle[key]; len(l) > 0; l = o.mu.idle[key] {
 		c := l[len(l)-1]
 		l[len(l)-1] = nil
@@ -284,13 +316,13 @@ func (o *originPool) get(key string) (*originConn, bool) {
 	return oc, oc != nil
 }
 
-// put keeps an idle connection. A key that has maxIdlePerHost already
-// closes the new one (its older ones are as good); a pool that has
-// maxIdle closes its oldest, which is the least likely to be asked for
+// put keeps an idle connection. A key that has MaxIdlePerHost already
+// closes the new one (its older ones are as good); a client that has
+// MaxIdle closes its oldest, which is the least likely to be asked for
 // again, as http.Transport does.
-func (o *originPool) put(oc *originConn) {
+func (o *Client) put(oc *conn) {
 	oc.idleSince = time.Now()
-	var drop *originConn
+	var drop *conn
 	o.mu.Lock()
 	l := o.mu.idle[oc.key]
 	if len(l) >= o.maxIdlePerHost || o.maxIdle <= 0 {
@@ -321,19 +353,19 @@ func (o *originPool) put(oc *originConn) {
 	}
 }
 
-// reap closes the connections idle for idleTimeout or longer and
+// reap closes the connections idle for IdleTimeout or longer and
 // schedules itself for the next oldest; it runs on the reaper timer's
 // goroutine. Without it a connection would stay open until its key was
 // asked for again: a proxy that was busy with 1,000 hosts would keep up
 // to 1,000 sockets open to them indefinitely.
-func (o *originPool) reap() {
+func (o *Client) reap() {
 	o.reapMu.Lock()
 	defer o.reapMu.Unlock()
 	now := time.Now()
-	var expired []*originConn
+	var expired []*conn
 	o.mu.Lock()
 	if !o.mu.armed {
-		o.mu.Unlock() // stopped by closeIdle after firing
+		o.mu.Unlock() // stopped by CloseIdle after firing
 		return
 	}
 	for c := o.mu.oldest; c != nil && now.Sub(c.idleSince) >= o.idleTimeout; c = o.mu.oldest {
@@ -354,7 +386,7 @@ func (o *originPool) reap() {
 // removeOldestLocked takes the oldest idle connection out of the pool. It
 // is the oldest of its key too (both lists are in the order connections
 // became idle), so it is the first of its key's list.
-func (o *originPool) removeOldestLocked() {
+func (o *Client) removeOldestLocked() {
 	c := o.mu.oldest
 	l := o.mu.idle[c.key]
 	l[0] = nil
@@ -367,7 +399,7 @@ func (o *originPool) removeOldestLocked() {
 }
 
 // linkLocked appends c to the list of idle connections, as the newest.
-func (o *originPool) linkLocked(c *originConn) {
+func (o *Client) linkLocked(c *conn) {
 	c.prev, c.next = o.mu.newest, nil
 	if o.mu.newest != nil {
 		o.mu.newest.next = c
@@ -379,7 +411,7 @@ func (o *originPool) linkLocked(c *originConn) {
 }
 
 // unlinkLocked removes c from the list of idle connections.
-func (o *originPool) unlinkLocked(c *originConn) {
+func (o *Client) unlinkLocked(c *conn) {
 	if c.prev != nil {
 		c.prev.next = c.next
 	} else {
@@ -394,16 +426,16 @@ func (o *originPool) unlinkLocked(c *originConn) {
 	o.mu.n--
 }
 
-// closeIdle closes every idle connection and stops the reaper, waiting
-// for a reap in progress (Proxy.Close). Like
-// http.Transport.CloseIdleConnections it does not disable the pool: a
-// connection released later is kept, and the reaper scheduled again.
-func (o *originPool) closeIdle() {
+// CloseIdle closes every idle connection and stops the reaper, waiting
+// for a reap in progress. Like http.Transport.CloseIdleConnections it
+// does not disable the client: a connection released later is kept, and
+// the reaper scheduled again.
+func (o *Client) CloseIdle() {
 	o.reapMu.Lock() // after a reap in progress has closed what it took
 	defer o.reapMu.Unlock()
 	o.mu.Lock()
 	idle := o.mu.idle
-	o.mu.idle = map[string][]*originConn{}
+	o.mu.idle = map[string][]*conn{}
 	o.mu.n = 0
 	o.mu.oldest, o.mu.newest = nil, nil
 	if o.mu.armed {
@@ -418,18 +450,18 @@ func (o *originPool) closeIdle() {
 	}
 }
 
-// idleCount returns the number of idle connections (for tests).
-func (o *originPool) idleCount() int {
+// IdleCount returns the number of idle connections kept.
+func (o *Client) IdleCount() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.mu.n
 }
 
-// originBody is a response body from the pool. Its Read and Close are
-// called by one goroutine (the handler's), as forward does.
-type originBody struct {
-	pool  *originPool
-	oc    *originConn
+// body is a response body from the client. Its Read and Close are called
+// by one goroutine (the caller's).
+type body struct {
+	pool  *Client
+	oc    *conn
 	body  io.ReadCloser
 	stop  func() bool
 	reuse bool
@@ -440,9 +472,9 @@ type originBody struct {
 	eof      bool // it ended at the end of the body
 }
 
-var errBodyClosed = errors.New("proxy: read on a closed origin body")
+var errBodyClosed = errors.New("h1: read on a closed response body")
 
-func (b *originBody) Read(p []byte) (int, error) {
+func (b *body) Read(p []byte) (int, error) {
 	if b.done {
 		if b.eof {
 			return 0, io.EOF
@@ -464,7 +496,7 @@ func (b *originBody) Read(p []byte) (int, error) {
 
 // Close ends the exchange; a body not read to its end closes the
 // connection (draining an unknown remainder could take long).
-func (b *originBody) Close() error {
+func (b *body) Close() error {
 	if b.done {
 		return nil
 	}
