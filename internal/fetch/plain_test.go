@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/cpuclock"
 )
 
 // The two paths an http:// GET or HEAD can take: the h1 client (the
@@ -433,7 +435,7 @@ func BenchmarkFetchPaths(b *testing.B) {
 				c.plain = nil
 			}
 			var next atomic.Int64
-			cpu0 := cpuTime()
+			cpu0 := cpuclock.Process()
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -446,7 +448,7 @@ func BenchmarkFetchPaths(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cpuclock.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

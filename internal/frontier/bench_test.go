@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/cpuclock"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
@@ -102,12 +103,12 @@ func benchmarkAck(b *testing.B, flush bool) {
 			acks = append(acks, Item{Info: l.URLInfo, Known: true})
 		}
 		b.StartTimer()
-		c0 := processCPU(b)
+		c0 := cpuclock.Process()
 		st, err := f.Put(ctx, acks)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu += processCPU(b) - c0
+		cpu += cpuclock.Process() - c0
 		for _, s := range st {
 			if s != OK {
 				b.Fatalf("ack status %v", s)

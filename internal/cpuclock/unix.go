@@ -1,14 +1,16 @@
 //go:build unix
 
-package fetch
+package cpuclock
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime returns the process's user plus system CPU time.
-func cpuTime() time.Duration {
+// Supported reports whether Process measures anything here.
+const Supported = true
+
+func process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
