@@ -29,27 +29,19 @@ const wsGreeting = "welcome"
 // with the 101), then echoes every frame until a close frame, which it
 // answers, or an error. Anything that is not a handshake gets 400.
 func wsEchoLoop(w http.ResponseWriter, r *http.Request) {
-	if !isWebSocket(r) {
-		http.Error(w, "not a websocket handshake", http.StatusBadRequest)
-		return
-	}
-	conn, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
+	conn, br, b, ok := wsHijack(w, r)
+	if !ok {
 		return
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	var b strings.Builder
-	fmt.Fprintf(&b, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
-		wsAccept(r.Header.Get("Sec-WebSocket-Key")))
-	if err := writeFrame(&b, 1, []byte(wsGreeting), false); err != nil {
+	if err := writeFrame(b, 1, []byte(wsGreeting), false); err != nil {
 		return
 	}
 	if _, err := io.WriteString(conn, b.String()); err != nil {
 		return
 	}
 	for range 100 {
-		op, payload, err := readFrame(brw.Reader)
+		op, payload, err := readFrame(br)
 		if err != nil {
 			return
 		}
@@ -346,12 +338,7 @@ func TestWebSocketThroughMITMOriginCloses(t *testing.T) {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("status %d (%s), want 101", resp.StatusCode, resp.Header.Get(HeaderReason))
 	}
-	if op, payload, err := readFrame(br); err != nil || op != 8 || string(payload) != "\x03\xe8" {
-		t.Fatalf("close frame: op %d %q %v", op, payload, err)
-	}
-	if _, _, err := readFrame(br); err != io.EOF {
-		t.Fatalf("read after the close frame: %v, want EOF", err)
-	}
+	expectOriginClose(t, br)
 	waitFor(t, "the socket's release", func() bool { return e.proxy.WebSockets() == 0 })
 	if x := wsTraceEntry(t, e.proxy); x.Status != 101 || x.Error != "" || !strings.HasPrefix(x.URL, "https://") {
 		t.Errorf("trace entry %+v, want https, status 101, no error", x)

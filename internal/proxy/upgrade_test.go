@@ -110,26 +110,54 @@ func readFrame(r io.Reader) (opcode byte, payload []byte, err error) {
 // holds the connection until the peer closes it (bounded); anything that
 // is not a handshake gets 400.
 func wsEcho(w http.ResponseWriter, r *http.Request) {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || !strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade") {
-		http.Error(w, "not a websocket handshake", http.StatusBadRequest)
-		return
-	}
-	conn, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
+	conn, br, b, ok := wsHijack(w, r)
+	if !ok {
 		return
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(conn, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
-		wsAccept(r.Header.Get("Sec-WebSocket-Key")))
-	op, payload, err := readFrame(brw.Reader)
+	if _, err := io.WriteString(conn, b.String()); err != nil {
+		return
+	}
+	op, payload, err := readFrame(br)
 	if err != nil {
 		return
 	}
 	if err := writeFrame(conn, op, payload, false); err != nil {
 		return
 	}
-	_, _ = io.Copy(io.Discard, brw.Reader)
+	_, _ = io.Copy(io.Discard, br)
+}
+
+// wsHijack answers 400 to a request that is not a WebSocket handshake;
+// otherwise it takes the connection over (with a 10 s deadline) and
+// returns it, its reader, and the 101 response in a builder, to which the
+// handler may append frames before writing it all at once.
+func wsHijack(w http.ResponseWriter, r *http.Request) (net.Conn, *bufio.Reader, *strings.Builder, bool) {
+	if !isWebSocket(r) {
+		http.Error(w, "not a websocket handshake", http.StatusBadRequest)
+		return nil, nil, nil, false
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil, nil, nil, false
+	}
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+		wsAccept(r.Header.Get("Sec-WebSocket-Key")))
+	return conn, brw.Reader, b, true
+}
+
+// expectOriginClose reads the origin's Close frame (status 1000) and then
+// the end of the stream.
+func expectOriginClose(t *testing.T, br *bufio.Reader) {
+	t.Helper()
+	if op, payload, err := readFrame(br); err != nil || op != 8 || string(payload) != "\x03\xe8" {
+		t.Fatalf("close frame: op %d %q %v", op, payload, err)
+	}
+	if _, _, err := readFrame(br); err != io.EOF {
+		t.Fatalf("read after the close frame: %v, want EOF", err)
+	}
 }
 
 // wsCloser is an origin handler that closes at once, as RFC 6455 §7.1.1
@@ -137,20 +165,12 @@ func wsEcho(w http.ResponseWriter, r *http.Request) {
 // the same write and closes the TCP connection without waiting for the
 // client's reply.
 func wsCloser(w http.ResponseWriter, r *http.Request) {
-	if !isWebSocket(r) {
-		http.Error(w, "not a websocket handshake", http.StatusBadRequest)
-		return
-	}
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err != nil {
+	conn, _, b, ok := wsHijack(w, r)
+	if !ok {
 		return
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	var b strings.Builder
-	fmt.Fprintf(&b, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
-		wsAccept(r.Header.Get("Sec-WebSocket-Key")))
-	if err := writeFrame(&b, 8, []byte{0x03, 0xe8}, false); err != nil {
+	if err := writeFrame(b, 8, []byte{0x03, 0xe8}, false); err != nil {
 		return
 	}
 	_, _ = io.WriteString(conn, b.String())
@@ -450,12 +470,7 @@ func TestWebSocketOriginCloses(t *testing.T) {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("status %d (%s), want 101", resp.StatusCode, resp.Header.Get(HeaderReason))
 	}
-	if op, payload, err := readFrame(br); err != nil || op != 8 || string(payload) != "\x03\xe8" {
-		t.Fatalf("close frame: op %d %q %v", op, payload, err)
-	}
-	if _, _, err := readFrame(br); err != io.EOF {
-		t.Fatalf("read after the close frame: %v, want EOF", err)
-	}
+	expectOriginClose(t, br)
 	waitFor(t, "the socket's release", func() bool { return e.proxy.WebSockets() == 0 })
 	if x := wsTraceEntry(t, e.proxy); x.Status != 101 || x.Error != "" || x.Bytes != 4 {
 		t.Errorf("trace entry %+v, want status 101, 4 bytes, no error", x)
