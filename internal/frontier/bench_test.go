@@ -13,16 +13,7 @@ import (
 // BenchmarkPutDiscovered measures inserts with the seen-test, in batches of
 // 1,000 as the crawler sends a page's outlinks; one URL in five is a repeat.
 func BenchmarkPutDiscovered(b *testing.B) {
-	db, err := kv.Open(b.TempDir(), kv.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	f, err := Open(db, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f, _ := benchFrontier(b)
 	ctx := context.Background()
 	items := make([]Item, 0, 1000)
 	b.ReportAllocs()
@@ -59,16 +50,7 @@ func BenchmarkAck(b *testing.B) {
 
 func benchmarkAck(b *testing.B, flush bool) {
 	const hosts, batch = 1000, 256
-	db, err := kv.Open(b.TempDir(), kv.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	f, err := Open(db, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f, db := benchFrontier(b)
 	ctx := context.Background()
 	items := make([]Item, 0, 1000)
 	for i := range b.N + batch {
@@ -117,4 +99,20 @@ func benchmarkAck(b *testing.B, flush bool) {
 		done += len(acks)
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// benchFrontier opens a frontier on a fresh store, closed when b ends.
+func benchFrontier(b *testing.B) (*Frontier, *kv.DB) {
+	b.Helper()
+	db, err := kv.Open(b.TempDir(), kv.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := Open(db, Options{})
+	if err != nil {
+		db.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close(); db.Close() })
+	return f, db
 }
