@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
 
 	"github.com/courtesy-crawler/courtesy/internal/robots"
@@ -23,9 +25,15 @@ const maxNest = 1
 // as markup; each one re-reads the rest of the page once.
 const maxRescans = 4
 
-// rescannable lists the raw-text elements whose content is read as markup
-// when their end tag is missing.
-var rescannable = map[string]bool{"title": true, "textarea": true, "style": true, "xmp": true, "script": true}
+// rescannable reports the raw-text elements whose content is read as
+// markup when their end tag is missing.
+func rescannable(name string) bool {
+	switch name {
+	case "title", "textarea", "style", "xmp", "script":
+		return true
+	}
+	return false
+}
 
 // maxTemplateDepth bounds the template nesting counter.
 const maxTemplateDepth = 1 << 10
@@ -48,14 +56,18 @@ func HTML(base *url.URL, body []byte, contentType string, o Options) (*Page, err
 		body = body[:o.MaxBytes]
 		p.Truncated = true
 	}
-	s := &scanner{o: o, page: p, base: base, anchor: -1}
-	// Most of a page's bytes are markup: half its size holds the text of
-	// nearly every page, and saves the buffer's regrowth.
-	s.text.b = make([]byte, 0, min(o.MaxText, len(body)/2+16))
+	s := getScanner(o, p)
+	defer putScanner(s)
+	newResolver(&s.res, base, o.MaxURLLength, o.Normalize)
 	if p.Truncated {
 		s.problem(ProblemTruncated, fmt.Sprintf("%d bytes parsed", o.MaxBytes))
 	}
 	body, p.Charset = decode(body, contentType)
+	// Room for the links a page of this size has (testweb and real pages:
+	// one per 100 to 200 bytes), so that Links does not regrow link by
+	// link; at most 64, beyond which append doubles as usual; made at the
+	// first link, so that a page without links keeps nil.
+	s.linkCap = min(max(len(body)/128, 4), 64, o.MaxLinks)
 	s.scan(body, 0)
 	s.closeAnchor()
 	p.Title = s.title.String()
@@ -70,6 +82,11 @@ func HTML(base *url.URL, body []byte, contentType string, o Options) (*Page, err
 // produced. The output of a legacy decoder is at most 3 bytes per input
 // byte, so it stays bounded by Options.MaxBytes.
 func decode(body []byte, contentType string) ([]byte, string) {
+	if utf8ContentType(contentType) && !(len(body) >= 2 && (body[0] == 0xfe && body[1] == 0xff || body[0] == 0xff && body[1] == 0xfe)) {
+		// What DetermineEncoding answers, without parsing the header:
+		// a UTF-16 byte order mark first, else the header's charset.
+		return body, "utf-8"
+	}
 	enc, name, _ := charset.DetermineEncoding(body, contentType)
 	if name == "utf-8" || enc == nil {
 		return body, "utf-8"
@@ -82,19 +99,74 @@ func decode(body []byte, contentType string) ([]byte, string) {
 	return out, name
 }
 
+// utf8ContentType reports the Content-Type values servers send most, which
+// name UTF-8 (ASCII case-insensitively, as mime.ParseMediaType and the
+// encoding labels compare them).
+func utf8ContentType(ct string) bool {
+	for _, v := range [...]string{"text/html; charset=utf-8", "text/html;charset=utf-8"} {
+		if len(ct) == len(v) && urlnorm.EqualFoldASCII(ct, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanners keeps scanners between pages: their text buffers and
+// duplicate map would otherwise be allocated, and regrown, for every page
+// (the text buffer alone is the size of the page's text). Nothing a Page
+// holds points into them: every string is copied out.
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+// Bounds on what a pooled scanner keeps, so that one huge page does not
+// pin its buffers for good.
+const (
+	maxPooledText = 64 << 10
+	maxPooledSeen = 1 << 10
+)
+
+// getScanner returns a scanner ready for page p, with the buffers of an
+// earlier one when there is one.
+func getScanner(o Options, p *Page) *scanner {
+	s := scanners.Get().(*scanner)
+	text, anchorText, title, scratch, seen := s.text.b[:0], s.anchorText.b[:0], s.title.b[:0], s.scratch.b[:0], s.seen
+	*s = scanner{o: o, page: p, anchor: -1, seen: seen}
+	s.text.b, s.anchorText.b, s.title.b, s.scratch.b = text, anchorText, title, scratch
+	return s
+}
+
+// putScanner returns s to the pool, without its page and with its
+// buffers cleared or, when too big, dropped.
+func putScanner(s *scanner) {
+	for _, tb := range []*textBuf{&s.text, &s.anchorText, &s.title, &s.scratch} {
+		if cap(tb.b) > maxPooledText {
+			tb.b = nil
+		}
+	}
+	if len(s.seen) > maxPooledSeen {
+		s.seen = nil
+	}
+	clear(s.seen)
+	s.page, s.useSeen = nil, false
+	s.res.Reset(nil, urlnorm.Options{}) // drop the base URL
+	scanners.Put(s)
+}
+
 // scanner holds the state of one extraction.
 type scanner struct {
 	o       Options
 	page    *Page
-	base    *url.URL
-	baseSet bool // a <base href> was seen (usable or not): later ones are ignored
-	seen    map[linkKey]struct{}
+	res     urlnorm.Resolver     // resolves against the base: the page URL or <base href>
+	baseSet bool                 // a <base href> was seen (usable or not): later ones are ignored
+	seen    map[linkKey]struct{} // (Abs, Hop) of page.Links when useSeen (empty, kept from an earlier page, otherwise)
+	useSeen bool                 // page.Links reached seenLinear: duplicates are looked up in seen
+	linkCap int                  // capacity of page.Links when the first link comes
 
 	anchor     int // index in page.Links of the open <a>, -1 if none
 	anchorOpen bool
 	anchorText textBuf
 
 	title     textBuf
+	scratch   textBuf // for oneText
 	titleSeen bool
 	text      textBuf
 	descSeen  bool
@@ -134,7 +206,7 @@ func (s *scanner) scan(data []byte, nest int) {
 		switch tt {
 		case html.TextToken:
 			t := z.Text()
-			if rescannable[ctx] {
+			if ctx != "" && rescannable(ctx) {
 				pending, held = ctx, append(held[:0], t...)
 				if ctx == "title" {
 					// Keep the title up to where markup seems to resume.
@@ -145,17 +217,13 @@ func (s *scanner) scan(data []byte, nest int) {
 			}
 			s.onText(t, ctx, nest)
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
+			n := tagName(z, 1)
 			var a attrs
-			if hasAttr {
-				a.read(z)
-			}
-			n := intern(name)
+			a.read(z) // nothing when the tag has no attributes
 			s.boundary(n)
 			raw = s.onStart(n, &a)
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			n := intern(name)
+			n := tagName(z, 2)
 			s.boundary(n)
 			s.onEnd(n)
 		}
@@ -169,45 +237,253 @@ type attrs struct {
 	hasHref, rdfa, microdata                                                 bool
 }
 
+// maxAttrs bounds the attributes examined: a tag with a million
+// attributes is hostile, the first 256 are plenty for any real tag.
+const maxAttrs = 256
+
+// read fills a from the current start tag: from z.Raw() when it can (see
+// readRaw), else with z.TagAttr.
 func (a *attrs) read(z *html.Tokenizer) {
-	// Bound the attributes examined: a tag with a million attributes is
-	// hostile, the first 256 are plenty for any real tag.
-	for i := 0; i < 256; i++ {
+	if a.readRaw(z.Raw()) {
+		return
+	}
+	*a = attrs{}
+	for i := 0; i < maxAttrs; i++ {
 		k, v, more := z.TagAttr()
-		switch string(k) {
-		case "href":
-			if !a.hasHref { // first attribute of a name wins, as in browsers
-				a.href, a.hasHref = v, true
-			}
-		case "src":
-			a.src = first(a.src, v)
-		case "rel":
-			a.rel = first(a.rel, v)
-		case "alt":
-			a.alt = first(a.alt, v)
-		case "name":
-			a.name = first(a.name, v)
-		case "http-equiv":
-			a.httpEquiv = first(a.httpEquiv, v)
-		case "content":
-			a.content = first(a.content, v)
-		case "lang":
-			a.lang = first(a.lang, v)
-		case "action":
-			a.action = first(a.action, v)
-		case "method":
-			a.method = first(a.method, v)
-		case "type":
-			a.typ = first(a.typ, v)
-		case "property", "typeof", "vocab", "about":
-			a.rdfa = true
-		case "itemscope":
-			a.microdata = true
-		}
+		a.set(k, v)
 		if !more {
 			return
 		}
 	}
+}
+
+// readRaw fills a from the raw start tag, as z.TagAttr would, without the
+// two copies TagAttr makes of every attribute (key and value: the most
+// frequent allocations of extraction once tag names are read raw). It
+// gives up, returning false with a half filled, when the tokenizer would
+// change a value extraction uses (an entity to unescape: '&'; a "\r" to
+// convert; a NUL to replace), when the tag has more than maxAttrs
+// attributes, or when its own reading of the tag does not end where the
+// token does. Duplicate attributes, which the tokenizer drops, need no
+// care: set keeps the first of a name, as the tokenizer does.
+// TestRawAttrsMatchTokenizer and FuzzRawAttrs hold it to TagAttr.
+func (a *attrs) readRaw(raw []byte) bool {
+	var sc attrScanner
+	if !sc.start(raw) {
+		return false
+	}
+	for n := 0; ; n++ {
+		k, v, ok, done := sc.next()
+		switch {
+		case !ok:
+			return false
+		case done:
+			return true
+		case n >= maxAttrs:
+			return false
+		}
+		var low [16]byte
+		if len(k) > len(low) {
+			continue // longer than any name set looks at
+		}
+		for i, c := range k {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			low[i] = c
+		}
+		key := low[:len(k)]
+		if valueUsed(key) && !plainValue(v) {
+			return false
+		}
+		if len(v) == 0 {
+			v = nil // as TagAttr returns an empty value
+		}
+		a.set(key, v)
+	}
+}
+
+// valueUsed reports the attributes whose value set keeps.
+func valueUsed(key []byte) bool {
+	switch string(key) {
+	case "href", "src", "rel", "alt", "name", "http-equiv", "content", "lang", "action", "method", "type":
+		return true
+	}
+	return false
+}
+
+// plainValue reports whether TagAttr would return v unchanged: no entity,
+// no carriage return, no NUL.
+func plainValue(v []byte) bool {
+	for _, c := range v {
+		if c == '&' || c == '\r' || c == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// set records one attribute; k is lower case.
+func (a *attrs) set(k, v []byte) {
+	switch string(k) {
+	case "href":
+		if !a.hasHref { // first attribute of a name wins, as in browsers
+			a.href, a.hasHref = v, true
+		}
+	case "src":
+		a.src = first(a.src, v)
+	case "rel":
+		a.rel = first(a.rel, v)
+	case "alt":
+		a.alt = first(a.alt, v)
+	case "name":
+		a.name = first(a.name, v)
+	case "http-equiv":
+		a.httpEquiv = first(a.httpEquiv, v)
+	case "content":
+		a.content = first(a.content, v)
+	case "lang":
+		a.lang = first(a.lang, v)
+	case "action":
+		a.action = first(a.action, v)
+	case "method":
+		a.method = first(a.method, v)
+	case "type":
+		a.typ = first(a.typ, v)
+	case "property", "typeof", "vocab", "about":
+		a.rdfa = true
+	case "itemscope":
+		a.microdata = true
+	}
+}
+
+// attrScanner reads the attributes of a raw start tag ("<name k=v ...>")
+// following the tokenizer's states step by step (x/net/html readTag,
+// readTagName, readTagAttrKey, readTagAttrVal, skipWhiteSpace: the WHATWG
+// tag, attribute name and attribute value states), so that it finds the
+// same keys and values.
+type attrScanner struct {
+	raw []byte
+	p   int // next byte to read
+}
+
+func htmlSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' }
+
+// start reads "<", the tag name and the white space after it.
+func (s *attrScanner) start(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '<' {
+		return false
+	}
+	s.raw, s.p = raw, 2 // "<" and the name's first letter
+	for {
+		if s.p >= len(raw) {
+			return false
+		}
+		c := raw[s.p]
+		s.p++
+		if htmlSpace(c) {
+			break
+		}
+		if c == '/' || c == '>' {
+			s.p--
+			break
+		}
+	}
+	return s.skipSpace()
+}
+
+// skipSpace skips white space; false at the end of raw, where a complete
+// tag never is before its '>'.
+func (s *attrScanner) skipSpace() bool {
+	for s.p < len(s.raw) && htmlSpace(s.raw[s.p]) {
+		s.p++
+	}
+	return s.p < len(s.raw)
+}
+
+// next returns the next attribute with a non-empty key (the tokenizer
+// keeps no other), or done at the tag's '>'; ok is false when the reading
+// goes wrong.
+func (s *attrScanner) next() (k, v []byte, ok, done bool) {
+	raw := s.raw
+	for s.p < len(raw) {
+		if raw[s.p] == '>' {
+			s.p++
+			return nil, nil, s.p == len(raw), true
+		}
+		// Attribute name: up to '=', white space, '/' or '>'; an '='
+		// first is part of the name (WHATWG 13.2.5.32).
+		k0 := s.p
+		for {
+			if s.p >= len(raw) {
+				return nil, nil, false, false
+			}
+			c := raw[s.p]
+			s.p++
+			if c == '=' && s.p == k0+1 {
+				continue
+			}
+			if c == '=' || htmlSpace(c) || c == '/' || c == '>' {
+				s.p--
+				break
+			}
+		}
+		k1 := s.p
+		// Attribute value, if an '=' follows.
+		v0, v1 := s.p, s.p
+		if !s.skipSpace() {
+			return nil, nil, false, false
+		}
+		c := raw[s.p]
+		s.p++
+		switch {
+		case c == '/': // consumed: the self-closing flag
+		case c != '=':
+			s.p--
+		default:
+			if !s.skipSpace() {
+				return nil, nil, false, false
+			}
+			q := raw[s.p]
+			s.p++
+			switch q {
+			case '>':
+				s.p--
+			case '"', '\'':
+				i := bytes.IndexByte(raw[s.p:], q)
+				if i < 0 {
+					return nil, nil, false, false
+				}
+				v0, v1 = s.p, s.p+i
+				s.p = v1 + 1
+			default:
+				v0 = s.p - 1
+				for {
+					if s.p >= len(raw) {
+						return nil, nil, false, false
+					}
+					c := raw[s.p]
+					s.p++
+					if htmlSpace(c) {
+						v1 = s.p - 1
+						break
+					}
+					if c == '>' {
+						s.p--
+						v1 = s.p
+						break
+					}
+				}
+			}
+		}
+		if !s.skipSpace() {
+			return nil, nil, false, false
+		}
+		if k1 > k0 {
+			return raw[k0:k1], raw[v0:v1], true, false
+		}
+	}
+	return nil, nil, false, false
 }
 
 func first(old, v []byte) []byte {
@@ -283,8 +559,11 @@ func (s *scanner) onStart(name string, a *attrs) string {
 			// the page URL stays the base (HTML: fallback base URL).
 			// Resolved without the crawler's heuristics: they are for
 			// the URLs fetched, and could move a base's directory.
-			if u, _, _, _ := resolveRef(s.base, a.href, s.o.MaxURLLength, urlnorm.Options{}); u != nil {
-				s.base, p.Base = u, u
+			var br urlnorm.Resolver
+			newResolver(&br, s.res.Base(), s.o.MaxURLLength, urlnorm.Options{})
+			if u, _, _, _ := resolveRef(&br, a.href, s.o.MaxURLLength); u != nil {
+				p.Base = u
+				newResolver(&s.res, u, s.o.MaxURLLength, s.o.Normalize)
 			} else {
 				s.problem(ProblemBadBase, string(a.href))
 			}
@@ -323,9 +602,7 @@ func (s *scanner) onMeta(a *attrs) {
 	case a.name != nil && bytes.EqualFold(bytes.TrimSpace(a.name), []byte("description")):
 		if !s.descSeen {
 			s.descSeen = true
-			var b textBuf
-			b.add(a.content, 4*s.o.MaxAnchorText)
-			p.Description = b.String()
+			p.Description = s.oneText(a.content, 4*s.o.MaxAnchorText)
 		}
 	}
 }
@@ -378,42 +655,73 @@ func (s *scanner) onText(t []byte, ctx string, nest int) {
 	}
 }
 
-// tagNames are the element names interned by intern.
-var tagNames = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range []string{
-		"a", "abbr", "area", "b", "base", "big", "blockquote", "body", "br", "button",
-		"caption", "cite", "code", "col", "dd", "del", "div", "dl", "dt", "em",
-		"figcaption", "figure", "font", "footer", "form", "frame", "h1", "h2", "h3",
-		"h4", "h5", "h6", "head", "header", "hr", "html", "i", "iframe", "img",
-		"input", "ins", "label", "li", "link", "main", "map", "meta", "nav",
-		"noframes", "noscript", "ol", "option", "p", "picture", "pre", "s",
-		"script", "section", "select", "small", "source", "span", "strong", "style",
-		"sub", "sup", "svg", "table", "tbody", "td", "template", "textarea", "th",
-		"thead", "title", "tr", "u", "ul", "article", "aside", "time", "xmp",
-		"noembed", "plaintext", "path", "g",
-	} {
-		m[n] = n
-	}
-	return m
-}()
-
-// intern returns the tag name as a string without allocating for the
-// common elements (a page has hundreds of tags; this is one allocation
-// each saved).
-func intern(b []byte) string {
-	if n, ok := tagNames[string(b)]; ok {
+// tagName returns the lower-cased name of the current start (skip 1, for
+// "<") or end (skip 2, for "</") tag token, as z.TagName would, without
+// its copy: the tokenizer copies every name it returns (one allocation per
+// tag, the most frequent one of a page). The name is read from z.Raw(),
+// where the tokenizer's tag-name state (readTagName) found it: from the
+// first letter up to white space, '/' or '>'. Names with a NUL (which
+// TagName turns into U+FFFD) or another shape go through TagName. Element
+// names known to package atom come back as its strings, without
+// allocating. TestTagNameMatchesTokenizer and FuzzTagName hold it to
+// TagName.
+func tagName(z *html.Tokenizer, skip int) string {
+	if n, ok := rawTagName(z.Raw(), skip); ok {
 		return n
 	}
-	return string(b)
+	name, _ := z.TagName()
+	if a := atom.Lookup(name); a != 0 {
+		return a.String()
+	}
+	return string(name)
+}
+
+// rawTagName is tagName's reading of the raw token; false when TagName
+// must decide.
+func rawTagName(raw []byte, skip int) (string, bool) {
+	if len(raw) <= skip || raw[0] != '<' || skip == 2 && raw[1] != '/' {
+		return "", false
+	}
+	name := raw[skip:]
+	for i, c := range name {
+		if c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>' {
+			name = name[:i]
+			break
+		}
+	}
+	var low [16]byte
+	if len(name) == 0 || len(name) > len(low) {
+		return "", false
+	}
+	for i, c := range name {
+		if c == 0 {
+			return "", false
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	if a := atom.Lookup(low[:len(name)]); a != 0 {
+		return a.String(), true
+	}
+	return string(low[:len(name)]), true
 }
 
 // boundary separates words at block-level tags.
 func (s *scanner) boundary(name string) {
-	if !inline[name] {
+	if !inline(name) {
 		s.text.sep()
 		s.anchorText.sep()
 	}
+}
+
+// oneText returns t as textBuf.add would collect it alone, at most max
+// bytes, collected in the scanner's scratch buffer.
+func (s *scanner) oneText(t []byte, max int) string {
+	s.scratch.reset()
+	s.scratch.add(t, max)
+	return s.scratch.String()
 }
 
 func (s *scanner) closeAnchor() {
@@ -435,17 +743,19 @@ func (s *scanner) add(ref []byte, tag, attr string, rel, text []byte, hop Hop) i
 		return -1
 	}
 	k := linkKey{abs, hop}
-	if _, dup := s.seen[k]; dup {
+	if s.dup(k) {
 		return -1
 	}
 	if len(s.page.Links) >= s.o.MaxLinks {
 		s.problem(ProblemTooManyLinks, k.url)
 		return -1
 	}
-	if s.seen == nil {
-		s.seen = make(map[linkKey]struct{})
+	if s.useSeen {
+		s.seen[k] = struct{}{}
 	}
-	s.seen[k] = struct{}{}
+	if s.page.Links == nil {
+		s.page.Links = make([]Link, 0, s.linkCap)
+	}
 	l := Link{URL: u, Abs: abs, Tag: tag, Attr: attr, Hop: hop}
 	if len(rel) > 0 {
 		r := lowerASCII(rel)
@@ -453,19 +763,46 @@ func (s *scanner) add(ref []byte, tag, attr string, rel, text []byte, hop Hop) i
 		l.NoFollow = hasToken(r, "nofollow")
 	}
 	if len(text) > 0 {
-		var b textBuf
-		b.add(text, s.o.MaxAnchorText)
-		l.Text = b.String()
+		l.Text = s.oneText(text, s.o.MaxAnchorText)
 	}
 	s.page.Links = append(s.page.Links, l)
 	return len(s.page.Links) - 1
+}
+
+// seenLinear is the number of links up to which duplicates are found by
+// scanning Page.Links rather than with a map: most pages have a few dozen
+// links, and a map costs more to build than a short scan of them.
+const seenLinear = 32
+
+// dup reports whether k is already among the page's links.
+func (s *scanner) dup(k linkKey) bool {
+	links := s.page.Links
+	if !s.useSeen {
+		if len(links) < seenLinear {
+			for i := range links {
+				if links[i].Hop == k.hop && links[i].Abs == k.url {
+					return true
+				}
+			}
+			return false
+		}
+		if s.seen == nil {
+			s.seen = make(map[linkKey]struct{}, 2*len(links))
+		}
+		s.useSeen = true
+		for i := range links {
+			s.seen[linkKey{links[i].Abs, links[i].Hop}] = struct{}{}
+		}
+	}
+	_, ok := s.seen[k]
+	return ok
 }
 
 // resolve makes ref absolute against the current base. It returns nil and
 // a problem kind ("" when the reference is simply not crawlable, such as
 // mailto: or an empty href) when no link results.
 func (s *scanner) resolve(ref []byte) (u *url.URL, abs, kind, example string) {
-	return resolveRef(s.base, ref, s.o.MaxURLLength, s.o.Normalize)
+	return resolveRef(&s.res, ref, s.o.MaxURLLength)
 }
 
 func (s *scanner) problem(kind, example string) {

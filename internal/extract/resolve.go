@@ -9,18 +9,25 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
-// resolveRef makes ref absolute against base with urlnorm.Resolve: RFC
-// 3986 §5.2 resolution with the WHATWG leniencies browsers apply (spaces
-// and control characters trimmed, tab and newline removed, '\' as '/',
-// stray bytes percent-encoded), then RFC 3986 §6 normalization (case, dot
-// segments, default port) and fragment removal, plus the heuristics norm
-// turns on (a crawler passes its own, so links are normalized once, seed
-// 001 §3.4 rules 8-9, session ids; norm.MaxLength is set here). abs is
-// u's text. It returns nil and a problem
-// kind when the reference is broken, and nil and "" when it is simply not
-// a crawlable link (empty, fragment-only, or a scheme other than
-// http/https: mailto:, javascript:, data:, tel:, …).
-func resolveRef(base *url.URL, ref []byte, maxLen int, norm urlnorm.Options) (u *url.URL, abs, kind, example string) {
+// newResolver makes res the resolver resolveRef uses for references found
+// under base: urlnorm.Resolve's rules (RFC 3986 §5.2 resolution with the WHATWG
+// leniencies browsers apply: spaces and control characters trimmed, tab
+// and newline removed, '\' as '/', stray bytes percent-encoded; then RFC
+// 3986 §6 normalization: case, dot segments, default port; fragment
+// removal) plus the heuristics norm turns on (a crawler passes its own,
+// so links are normalized once: seed 001 §3.4 rules 8-9, session ids).
+// norm.MaxLength is set here, from maxLen.
+func newResolver(res *urlnorm.Resolver, base *url.URL, maxLen int, norm urlnorm.Options) {
+	norm.MaxLength = 4 * maxLen
+	res.Reset(base, norm)
+}
+
+// resolveRef makes ref absolute with res (see newResolver); abs is u's
+// text. It returns nil and a problem kind when the reference is broken,
+// and nil and "" when it is simply not a crawlable link (empty,
+// fragment-only, or a scheme other than http/https: mailto:,
+// javascript:, data:, tel:, …).
+func resolveRef(res *urlnorm.Resolver, ref []byte, maxLen int) (u *url.URL, abs, kind, example string) {
 	ref = bytes.Trim(ref, " \t\n\f\r")
 	if len(ref) == 0 || ref[0] == '#' {
 		return nil, "", "", ""
@@ -35,8 +42,7 @@ func resolveRef(base *url.URL, ref []byte, maxLen int, norm urlnorm.Options) (u 
 	if sch, ok := scheme(r); ok && sch != "http" && sch != "https" {
 		return nil, "", "", ""
 	}
-	norm.MaxLength = 4 * maxLen
-	u, abs, err := urlnorm.ResolveBoth(base, r, norm)
+	u, abs, err := res.Resolve(r)
 	switch {
 	case errors.Is(err, urlnorm.ErrScheme):
 		return nil, "", "", ""
@@ -84,7 +90,9 @@ func Redirect(base *url.URL, location string) (Link, error) {
 	if !httpURL(base) {
 		return Link{}, ErrBase
 	}
-	u, _, kind, _ := resolveRef(base, []byte(location), DefaultMaxURLLength, urlnorm.Options{})
+	var res urlnorm.Resolver
+	newResolver(&res, base, DefaultMaxURLLength, urlnorm.Options{})
+	u, _, kind, _ := resolveRef(&res, []byte(location), DefaultMaxURLLength)
 	if u == nil {
 		if kind == "" {
 			kind = "not an http(s) URL"

@@ -15,36 +15,91 @@ type textBuf struct {
 }
 
 // add appends t, keeping the buffer at most max bytes. ASCII runs are
-// copied whole: this is the hot loop of extraction.
+// copied whole: this is the hot loop of extraction, so bytes are sorted
+// by a table and the buffer is kept in a local until the end.
 func (tb *textBuf) add(t []byte, max int) {
-	for i := 0; i < len(t) && !tb.full; {
-		c := t[i]
-		if c < utf8.RuneSelf {
-			if asciiSpace(c) {
-				tb.space = tb.started
-				i++
-				continue
-			}
-			j := i + 1
-			for j < len(t) && t[j] < utf8.RuneSelf && !asciiSpace(t[j]) {
-				j++
-			}
-			tb.write(t[i:j], max, true)
-			i = j
-			continue
-		}
-		r, n := utf8.DecodeRune(t[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			// invalid byte: dropped
-		case unicode.IsSpace(r):
-			tb.space = tb.started
-		default:
-			tb.write(t[i:i+n], max, false)
-		}
-		i += n
+	if tb.full {
+		return
 	}
+	w := *tb
+	for i := 0; i < len(t) && !w.full; {
+		switch textClass[t[i]] {
+		case textSpace:
+			w.space = w.started
+			i++
+		case textWord:
+			// A run of words separated by single spaces is written as it
+			// stands: what writing each word after a pending space
+			// gives, in one append.
+			j, multi := i+1, false
+			for j < len(t) {
+				if textClass[t[j]] == textWord {
+					j++
+				} else if t[j] == ' ' && j+1 < len(t) && textClass[t[j+1]] == textWord {
+					j, multi = j+2, true
+				} else {
+					break
+				}
+			}
+			need := j - i
+			if w.space {
+				need++
+			}
+			if !multi || len(w.b)+need <= max {
+				w.write(t[i:j], max, true)
+				i = j
+				break
+			}
+			// The run meets the bound: word by word, so that the cut
+			// falls as it always has (no space without a word after it).
+			for k := i; k < j && !w.full; {
+				e := k
+				for e < j && t[e] != ' ' {
+					e++
+				}
+				w.write(t[k:e], max, true)
+				if e < j && !w.full {
+					w.space = w.started
+					e++
+				}
+				k = e
+			}
+			i = j
+		default:
+			r, n := utf8.DecodeRune(t[i:])
+			switch {
+			case r == utf8.RuneError && n <= 1:
+				// invalid byte: dropped
+			case unicode.IsSpace(r):
+				w.space = w.started
+			default:
+				w.write(t[i:i+n], max, false)
+			}
+			i += n
+		}
+	}
+	*tb = w
 }
+
+// Byte classes of textBuf.add.
+const (
+	textWord  = iota // ASCII, part of a word
+	textSpace        // ASCII white space or NUL: separates words
+	textHigh         // starts or continues a multi-byte UTF-8 sequence
+)
+
+// textClass sorts bytes for textBuf.add.
+var textClass = func() (c [256]uint8) {
+	for i := range c {
+		switch {
+		case i >= utf8.RuneSelf:
+			c[i] = textHigh
+		case asciiSpace(byte(i)):
+			c[i] = textSpace
+		}
+	}
+	return c
+}()
 
 // write appends a word part w, preceded by the pending space. A part that
 // does not fit is cut when divisible (ASCII) and the buffer marked full.
@@ -78,14 +133,16 @@ func asciiSpace(c byte) bool {
 // tags call it (<td>a</td><td>b</td> is two words, <b>a</b>b is one).
 func (tb *textBuf) sep() { tb.space = tb.started }
 
-// inline lists the elements that do not separate words.
-var inline = map[string]bool{
-	"a": true, "abbr": true, "b": true, "bdi": true, "bdo": true, "cite": true,
-	"code": true, "data": true, "dfn": true, "em": true, "font": true, "i": true,
-	"kbd": true, "mark": true, "q": true, "s": true, "samp": true, "small": true,
-	"span": true, "strong": true, "sub": true, "sup": true, "time": true,
-	"u": true, "var": true, "wbr": true, "strike": true, "big": true, "tt": true,
-	"label": true, "ins": true, "del": true, "nobr": true,
+// inline reports the elements that do not separate words. A switch, not
+// a map: it runs for every tag of a page.
+func inline(name string) bool {
+	switch name {
+	case "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i",
+		"kbd", "mark", "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time",
+		"u", "var", "wbr", "strike", "big", "tt", "label", "ins", "del", "nobr":
+		return true
+	}
+	return false
 }
 
 func (tb *textBuf) String() string { return string(tb.b) }

@@ -51,3 +51,47 @@ func BenchmarkNormalize(b *testing.B) {
 		}
 	})
 }
+
+// benchRefs are the references of a testweb page (seed 1, site-0000.test
+// /about/c/page-46.html): root-relative, ../ relative, absolute URLs with
+// mixed-case hosts and default ports, fragments.
+var benchRefs = []string{
+	"/", "../../", "http://site-0000.tesT:80/shop/c/page-47.html", "/shop/c/page-23.html",
+	"http://site-0000.test/docs/a/page-49.html#s3", "http://siTe-0000.TeSt:80/news/c/page-8.html#s1",
+	"http://siTe-0000.TeSt:80/news/b/page-40.html", "../../news/b/page-28.html#s2", "../../news/c/page-8.html",
+	"http://site-0000.test/news/b/page-16.html", "/private/page-46.html", "http://sIte-0001.tESt/about/c/page-34.html",
+	"http://site-0003.test:80/shop/c/page-11.html",
+}
+
+// BenchmarkResolve resolves the links of one page with the crawler's
+// options: one op is the whole page (13 references), through ResolveBoth
+// (the general path) and through one Resolver (its fast path).
+func BenchmarkResolve(b *testing.B) {
+	base, err := url.Parse("http://site-0000.test/about/c/page-46.html")
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := CrawlDefaults()
+	b.Run("ResolveBoth", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, ref := range benchRefs {
+				if _, _, err := ResolveBoth(base, ref, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("Resolver", func(b *testing.B) {
+		b.ReportAllocs()
+		var r Resolver
+		for b.Loop() {
+			r.Reset(base, o)
+			for _, ref := range benchRefs {
+				if _, _, err := r.Resolve(ref); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

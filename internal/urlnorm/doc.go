@@ -28,7 +28,10 @@
 //
 // Resolve turns an href found in a page into an absolute normalized URL,
 // tolerating what browsers tolerate (surrounding spaces, tabs and newlines
-// inside, backslashes, "http:path" relative references). Key derives the
+// inside, backslashes, "http:path" relative references). A Resolver does
+// the same for the many links of one page, faster (the base parsed once, a
+// fast path for plain references), with results identical to
+// ResolveBoth's (FuzzFastResolve compares them). Key derives the
 // politeness key (host, registrable domain or IP address).
 //
 // Inputs longer than Options.MaxLength (default 8 KiB) and malformed URLs

@@ -166,9 +166,20 @@ func normalize(raw string, o *Options) (*parts, error) {
 	}
 	rest = rest[end:]
 
-	var path, query, frag string
-	path, frag, p.hasFrag = strings.Cut(rest, "#")
-	path, query, p.hasQuery = strings.Cut(path, "?")
+	path, frag, hasFrag := strings.Cut(rest, "#")
+	path, query, hasQuery := strings.Cut(path, "?")
+	if err := p.finish(path, query, frag, hasQuery, hasFrag, o); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// finish sets the path, query and fragment of p from their raw (not yet
+// normalized) text and applies the rest of the pipeline: encoding, dot
+// segments, heuristics, the length limit. normalize and Resolver's fast
+// path share it, so that both give the same result by construction.
+func (p *parts) finish(path, query, frag string, hasQuery, hasFrag bool, o *Options) error {
+	p.hasQuery, p.hasFrag = hasQuery, hasFrag
 	p.path = encodePath(path, o.LowercasePath)
 	if p.hasQuery {
 		p.query = encodeQuery(query, o.LowercasePath)
@@ -188,9 +199,9 @@ func normalize(raw string, o *Options) (*parts, error) {
 	// Percent-encoding can triple the length; the limit holds for the
 	// result too, so that a normalized URL always normalizes again.
 	if n := p.length(); n > o.maxLength() {
-		return nil, fmt.Errorf("%w: %d bytes once encoded, longer than the limit of %d", ErrMalformed, n, o.maxLength())
+		return fmt.Errorf("%w: %d bytes once encoded, longer than the limit of %d", ErrMalformed, n, o.maxLength())
 	}
-	return p, nil
+	return nil
 }
 
 // clean removes what browsers remove before parsing (WHATWG URL standard,
@@ -438,32 +449,51 @@ func lenientUnescape(s string) string {
 }
 
 // removeDotSegments is RFC 3986 §5.2.4 on an absolute path. Encoded dots
-// were decoded before (they are unreserved), so "%2E%2E" counts too.
+// were decoded before (they are unreserved), so "%2E%2E" counts too. It
+// writes the output in one buffer, truncated on "..", with one allocation
+// for paths up to 256 bytes (the crawler resolves every "../" link here);
+// TestRemoveDotSegmentsMatchesSplit holds it to the split-and-join form.
 func removeDotSegments(path string) string {
 	if !hasDotSegment(path) {
 		return path
 	}
-	segs := strings.Split(path, "/") // segs[0] is "" (path starts with '/')
-	out := make([]string, 0, len(segs))
-	for i, seg := range segs[1:] {
-		last := i == len(segs)-2
+	var (
+		bufArr   [256]byte
+		startArr [32]int
+	)
+	buf := append(bufArr[:0], '/')
+	starts := startArr[:0] // where each output segment's text begins (after its '/')
+	rest := path[1:]       // path starts with '/'
+	for {
+		seg, more := rest, false
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			seg, rest, more = rest[:i], rest[i+1:], true
+		}
+		// The segments kept are joined by '/', and a "." or ".." last
+		// segment leaves an empty one (the path ends in '/').
 		switch seg {
-		case ".":
-			if last {
-				out = append(out, "")
+		case ".", "..":
+			if seg == ".." && len(starts) > 0 {
+				buf = buf[:max(starts[len(starts)-1]-1, 1)]
+				starts = starts[:len(starts)-1]
 			}
-		case "..":
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-			if last {
-				out = append(out, "")
+			if !more {
+				if len(starts) > 0 {
+					buf = append(buf, '/')
+				}
+				starts = append(starts, len(buf))
 			}
 		default:
-			out = append(out, seg)
+			if len(starts) > 0 {
+				buf = append(buf, '/')
+			}
+			starts = append(starts, len(buf))
+			buf = append(buf, seg...)
+		}
+		if !more {
+			return string(buf)
 		}
 	}
-	return "/" + strings.Join(out, "/")
 }
 
 // hasDotSegment reports whether path has a "." or ".." segment.
