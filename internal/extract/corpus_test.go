@@ -50,18 +50,11 @@ func TestTestwebCorpusGolden(t *testing.T) {
 			fmt.Fprintf(&got, "%s %x\n", key, sha256.Sum256([]byte(d)))
 		}
 	}
-	golden := filepath.Join("testdata", "golden", "testweb-corpus.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	want, ok := golden(t, "testweb-corpus.golden", got.String())
+	if !ok {
 		return
 	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create)", err)
-	}
-	gl, wl := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+	gl, wl := strings.Split(got.String(), "\n"), strings.Split(want, "\n")
 	if len(gl) != len(wl) {
 		t.Errorf("%d lines, golden has %d", len(gl), len(wl))
 	}
@@ -77,7 +70,7 @@ func TestTestwebCorpusGolden(t *testing.T) {
 		}
 	}
 	if bad > 0 {
-		t.Errorf("%d of %d pages differ from %s", bad, len(gl), golden)
+		t.Errorf("%d of %d pages differ from testweb-corpus.golden", bad, len(gl))
 	}
 }
 
@@ -122,19 +115,8 @@ func TestRealWorldGolden(t *testing.T) {
 			}
 			checkInvariants(t, p, o.withDefaults())
 			got := dump(p)
-			golden := filepath.Join("testdata", "golden", "realworld-"+c.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s: got\n%s\nwant\n%s", golden, got, want)
+			if want, ok := golden(t, "realworld-"+c.name+".golden", got); ok && got != want {
+				t.Errorf("realworld-%s: got\n%s\nwant\n%s", c.name, got, want)
 			}
 		})
 	}

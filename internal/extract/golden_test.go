@@ -13,6 +13,27 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
+// golden returns the content of testdata/golden/name; with -update it
+// writes got there instead and reports false (nothing to compare).
+func golden(t *testing.T, name, got string) (string, bool) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return "", false
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create)", err)
+	}
+	return string(want), true
+}
+
 // dump renders a page as stable text for golden files.
 func dump(p *Page) string {
 	var b strings.Builder
@@ -100,22 +121,8 @@ func TestHTMLGolden(t *testing.T) {
 			}
 			checkInvariants(t, p, c.o.withDefaults())
 			got := dump(p)
-			golden := filepath.Join("testdata", "golden", strings.ReplaceAll(c.name, " ", "-")+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s: got\n%s\nwant\n%s", golden, got, want)
+			if want, ok := golden(t, strings.ReplaceAll(c.name, " ", "-")+".golden", got); ok && got != want {
+				t.Errorf("%s: got\n%s\nwant\n%s", c.name, got, want)
 			}
 		})
 	}
