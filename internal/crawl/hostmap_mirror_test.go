@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"slices"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/extract"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
-	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	"github.com/courtesy-crawler/courtesy/internal/robots"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
@@ -468,12 +466,7 @@ func TestCrawlMirrorLinks(t *testing.T) {
 		}
 		http.NotFound(w, r)
 	})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	res, err := resolve.New([]string{"*.test=" + srv.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := serveTest(t, h)
 	dir := t.TempDir()
 	run := func(seeds ...string) *Summary {
 		t.Helper()

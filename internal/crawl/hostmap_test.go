@@ -559,12 +559,7 @@ func TestCrawlHostRewrites(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, "<html><body><p>%s on %s, text of its own: %s</p></body></html>", body, host, r.URL.Path)
 	})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	res, err := resolve.New([]string{"*.test=" + srv.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := serveTest(t, h)
 	dir := t.TempDir()
 	c, err := New(Config{DataDir: dir, Delay: 20 * time.Millisecond, Workers: 4, MaxDuration: 60 * time.Second,
 		DuplicateHosts: []string{"alias.test=a.test"}}, Options{Logger: testLogger(t), Resolver: res})
@@ -993,12 +988,7 @@ func TestCrawlHostRuleRefresh(t *testing.T) {
 				w.Header().Set("Content-Type", "text/html")
 				fmt.Fprintf(w, "<html><body><p>%s on %s</p></body></html>", r.URL.Path, host)
 			})
-			srv := httptest.NewServer(h)
-			defer srv.Close()
-			res, err := resolve.New([]string{"*.test=" + srv.Listener.Addr().String()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := serveTest(t, h)
 			dir := t.TempDir()
 			const ttl = 300 * time.Millisecond
 			run := func(seed string) {
@@ -1135,4 +1125,17 @@ func (h *hostRequests) addLocked(r *http.Request) string {
 	}
 	h.paths[host] = append(h.paths[host], r.URL.Path)
 	return host
+}
+
+// serveTest serves h on loopback for the test's life and returns the
+// resolver that sends every *.test name to it.
+func serveTest(t *testing.T, h http.Handler) *resolve.Resolver {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	res, err := resolve.New([]string{"*.test=" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
