@@ -182,6 +182,16 @@ type WebSocketConfig struct {
 	MaxPerHost int `yaml:"max-per-host"`
 	// MaxOpen bounds the open sockets in all; past it 503. Default 1000.
 	MaxOpen int `yaml:"max-open"`
+	// CloseGrace is how long the other direction of a socket may run
+	// once one has ended (EOF or error), before both connections are
+	// closed. RFC 6455 §7.1.1 has the server close TCP first, usually
+	// right after its Close frame; the client's Close reply (§5.5.1) may
+	// still be on its way, and a second is ample for one small frame,
+	// while a client that never closes no longer keeps its socket, two
+	// goroutines and a per-host count until IdleTimeout. The same grace
+	// bounds an origin that ignores a client's close. Default 1s; at
+	// most 1m.
+	CloseGrace time.Duration `yaml:"close-grace"`
 }
 
 // Bounds on configurable sizes.
@@ -224,8 +234,11 @@ func (c Config) Validate() error {
 		bad("max-idle-conns-per-host, max-idle-conns (at most %d) and idle-conn-timeout must not be negative", maxQueueLimit)
 	}
 	ws := c.WebSocket
-	if ws.IdleTimeout < 0 || ws.MaxLifetime < 0 || ws.MaxBytes < 0 {
-		bad("websocket: timeouts and max-bytes must not be negative")
+	if ws.IdleTimeout < 0 || ws.MaxLifetime < 0 || ws.MaxBytes < 0 || ws.CloseGrace < 0 {
+		bad("websocket: timeouts, close-grace and max-bytes must not be negative")
+	}
+	if ws.CloseGrace > time.Minute {
+		bad("websocket: close-grace %v is more than 1m", ws.CloseGrace)
 	}
 	if ws.MaxPerHost < 0 || ws.MaxPerHost > maxQueueLimit || ws.MaxOpen < 0 || ws.MaxOpen > maxQueueLimit {
 		bad("websocket: max-per-host and max-open must be within 0..%d", maxQueueLimit)
@@ -284,6 +297,7 @@ func (c Config) withDefaults() Config {
 	def(&c.WebSocket.MaxLifetime, time.Hour)
 	defInt(&c.WebSocket.MaxPerHost, 4)
 	defInt(&c.WebSocket.MaxOpen, 1000)
+	def(&c.WebSocket.CloseGrace, time.Second)
 	def(&c.LowLatency.Poll, 100*time.Microsecond)
 	if c.WebSocket.MaxBytes == 0 {
 		c.WebSocket.MaxBytes = 64 << 20

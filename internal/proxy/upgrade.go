@@ -46,7 +46,7 @@ import (
 // socket is bounded instead by WebSocketConfig: MaxPerHost open sockets
 // per politeness key, MaxOpen in all, IdleTimeout without a byte either
 // way, MaxLifetime, and MaxBytes per direction. Once either side has
-// closed, the other gets webSocketCloseGrace and the socket is closed.
+// closed, the other gets WebSocketConfig.CloseGrace and the socket is closed.
 
 // isWebSocket reports whether r is a WebSocket opening handshake: Upgrade
 // naming websocket and Connection naming upgrade (RFC 6455 §4.1 items 5
@@ -354,25 +354,15 @@ type upgradeResponse struct {
 // ReadResponse leaves Body empty and the socket's first bytes in br.
 func (u *upgradeResponse) body() *bufio.Reader { return u.br }
 
-// webSocketCloseGrace is how long a WebSocket's other direction may run
-// once one has ended (EOF or error) before both connections are closed.
-// RFC 6455 §7.1.1 has the server close TCP first, usually right after its
-// Close frame; the client's Close reply (§5.5.1) may still be on its way,
-// and a second is ample for one small frame, while a client that never
-// closes no longer keeps its socket, two goroutines and a per-host
-// WebSocket count until IdleTimeout. The same grace bounds an origin that
-// ignores a client's close.
-const webSocketCloseGrace = time.Second
-
 // splice copies bytes both ways between the client and the origin until
-// either side closes (the other then gets webSocketCloseGrace), the
+// either side closes (the other then gets ws.CloseGrace), the
 // socket idles for IdleTimeout, MaxLifetime passes, a direction relays
 // MaxBytes, or the proxy closes. It returns the bytes relayed in all and
 // why it ended early ("" for a close).
 func (p *Proxy) splice(client net.Conn, clientBuf io.Reader, origin net.Conn, originBuf io.Reader, ws WebSocketConfig) (int64, string) {
 	t := &tunnel{hard: time.Now().Add(ws.MaxLifetime), idle: ws.IdleTimeout}
 	t.touch()
-	up, down, err := t.relay(client, clientBuf, origin, originBuf, ws.MaxBytes, webSocketCloseGrace, p.closing)
+	up, down, err := t.relay(client, clientBuf, origin, originBuf, ws.MaxBytes, ws.CloseGrace, p.closing)
 	why := ""
 	if err != nil {
 		why = err.Error()

@@ -460,7 +460,7 @@ func wsTraceEntry(t *testing.T, p *Proxy) TraceEntry {
 // TestWebSocketOriginCloses: the origin sends its Close frame and closes
 // TCP while the client stays silent (no reply, no close). The client sees
 // the frame and EOF, and the proxy closes the socket and releases its
-// count after webSocketCloseGrace, not IdleTimeout (an hour here: a
+// count after WebSocketConfig.CloseGrace (1 s), not IdleTimeout (an hour here: a
 // release within waitFor's bound can only be the grace's).
 func TestWebSocketOriginCloses(t *testing.T) {
 	before := runtime.NumGoroutine()
@@ -483,9 +483,28 @@ func TestWebSocketOriginCloses(t *testing.T) {
 	checkGoroutines(t, before, 12)
 }
 
+// TestWebSocketCloseGraceConfigured: a longer close-grace is honoured:
+// the socket the origin closed stays open for the silent client until the
+// grace ends, and the client's own close then releases it at once.
+func TestWebSocketCloseGraceConfigured(t *testing.T) {
+	o := wsOrigin(t, "")
+	e := newEnv(t, envOpts{cfg: Config{WebSocket: WebSocketConfig{IdleTimeout: time.Hour, CloseGrace: 30 * time.Second}}})
+	c, br, resp := e.wsDial(o.URL + "/close")
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d (%s), want 101", resp.StatusCode, resp.Header.Get(HeaderReason))
+	}
+	expectOriginClose(t, br)
+	time.Sleep(1500 * time.Millisecond) // past the default grace of 1 s
+	if n := e.proxy.WebSockets(); n != 1 {
+		t.Fatalf("%d sockets open 1.5 s into a 30 s grace, want 1", n)
+	}
+	c.Close()
+	waitFor(t, "the socket's release after the client's close", func() bool { return e.proxy.WebSockets() == 0 })
+}
+
 // TestWebSocketClientCloses: the client closes first (a TCP half-close)
 // and the origin ignores it. The origin gets the close at once (EOF), and
-// the proxy closes both connections after webSocketCloseGrace rather than
+// the proxy closes both connections after WebSocketConfig.CloseGrace (1 s) rather than
 // keep the socket until IdleTimeout.
 func TestWebSocketClientCloses(t *testing.T) {
 	before := runtime.NumGoroutine()
@@ -591,7 +610,7 @@ func FuzzIsWebSocket(f *testing.F) {
 
 func TestWebSocketConfig(t *testing.T) {
 	file := t.TempDir() + "/c.yaml"
-	yaml := "websocket:\n  disabled: true\n  idle-timeout: 5s\n  max-lifetime: 2m\n  max-bytes: 1000\n  max-per-host: 2\n  max-open: 9\n"
+	yaml := "websocket:\n  disabled: true\n  idle-timeout: 5s\n  max-lifetime: 2m\n  max-bytes: 1000\n  max-per-host: 2\n  max-open: 9\n  close-grace: 3s\n"
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -599,15 +618,15 @@ func TestWebSocketConfig(t *testing.T) {
 	if err := config.Load(file, &c); err != nil {
 		t.Fatal(err)
 	}
-	want := WebSocketConfig{Disabled: true, IdleTimeout: 5 * time.Second, MaxLifetime: 2 * time.Minute, MaxBytes: 1000, MaxPerHost: 2, MaxOpen: 9}
+	want := WebSocketConfig{Disabled: true, IdleTimeout: 5 * time.Second, MaxLifetime: 2 * time.Minute, MaxBytes: 1000, MaxPerHost: 2, MaxOpen: 9, CloseGrace: 3 * time.Second}
 	if c.WebSocket != want {
 		t.Fatalf("websocket = %+v, want %+v", c.WebSocket, want)
 	}
 	if d := (Config{}).withDefaults().WebSocket; d.IdleTimeout != time.Minute || d.MaxLifetime != time.Hour ||
-		d.MaxBytes != 64<<20 || d.MaxPerHost != 4 || d.MaxOpen != 1000 || d.Disabled {
+		d.MaxBytes != 64<<20 || d.MaxPerHost != 4 || d.MaxOpen != 1000 || d.CloseGrace != time.Second || d.Disabled {
 		t.Fatalf("defaults = %+v", d)
 	}
-	for _, bad := range []WebSocketConfig{{IdleTimeout: -1}, {MaxBytes: -1}, {MaxPerHost: -1}, {MaxOpen: maxQueueLimit + 1}} {
+	for _, bad := range []WebSocketConfig{{IdleTimeout: -1}, {MaxBytes: -1}, {MaxPerHost: -1}, {MaxOpen: maxQueueLimit + 1}, {CloseGrace: -1}, {CloseGrace: 2 * time.Minute}} {
 		if err := (Config{WebSocket: bad}).Validate(); err == nil || !strings.Contains(err.Error(), "websocket") {
 			t.Fatalf("Validate(%+v) = %v, want a websocket error", bad, err)
 		}
