@@ -753,14 +753,21 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// BenchmarkFetch: a 1 KB page over keep-alive HTTP/1.1 on loopback.
-func BenchmarkFetch(b *testing.B) {
-	body := bytes.Repeat([]byte("x"), 1024)
+// pageServer serves an HTML page of size bytes at every path, on
+// loopback, until b ends.
+func pageServer(b *testing.B, size int) *httptest.Server {
+	body := bytes.Repeat([]byte("x"), size)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write(body)
 	}))
-	defer srv.Close()
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+// BenchmarkFetch: a 1 KB page over keep-alive HTTP/1.1 on loopback.
+func BenchmarkFetch(b *testing.B) {
+	srv := pageServer(b, 1024)
 	c, err := New(Config{})
 	if err != nil {
 		b.Fatal(err)
