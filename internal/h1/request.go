@@ -3,7 +3,6 @@ package h1
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -11,17 +10,7 @@ import (
 // wantsClose reports whether the request's Connection field has the
 // "close" option (RFC 9112 §9.6): the connection is not kept afterwards.
 func wantsClose(req *http.Request) bool {
-	if req.Close {
-		return true
-	}
-	for _, v := range req.Header["Connection"] {
-		for opt := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(opt), "close") {
-				return true
-			}
-		}
-	}
-	return false
+	return req.Close || httpguts.HeaderValuesContainsToken(req.Header["Connection"], "close")
 }
 
 // validHeader refuses header field names and values that are not valid
