@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,8 @@ func TestMain(m *testing.M) {
 			b[i] = byte(i)
 		}
 		os.Stdout.WriteString("allocated\n")
-		os.Exit(int(b[len(b)-1]) & 0) // keep b alive
+		runtime.KeepAlive(b)
+		os.Exit(0)
 	case "spin":
 		x := uint64(1)
 		for i := 0; i < 300_000_000; i++ {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -70,7 +71,7 @@ func newMetrics() *metrics {
 	}
 	m.reg.MustRegister(m.pages, m.bytes, m.completed, m.discovered, m.errors, m.robotsDenied, m.robotsFetches,
 		m.trapCuts, m.trapSites, m.outOfScope, m.retired, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 )
@@ -165,16 +164,6 @@ type Record struct {
 
 // errBadField rejects field names and values that would corrupt the header.
 var errBadField = errors.New("warc: field name or value contains CR, LF or an invalid name")
-
-// writeHeader serializes the version line and fields and the blank line.
-func writeHeader(w io.Writer, h *Header) error {
-	b, err := appendHeader(make([]byte, 0, 512), h)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
-}
 
 // appendHeader appends the serialized header (version line, fields,
 // blank line) to dst.
