@@ -33,10 +33,12 @@ type Config struct {
 	WARCWriters int `yaml:"warc-writers"`
 	// WARCGzipLevel is the gzip level of WARC records: 1 (fastest) to 9
 	// (smallest). Default 0 means 1: records are compressed one gzip
-	// member each (WARC 1.1 annex D), so a 2 KB page pays the member's
-	// fixed Huffman cost three times; level 1 cut that CPU by about a
-	// quarter against level 6 on testweb records for a 5 % larger file
-	// (0.54 vs 0.52 of the input; measured 2026-11-22).
+	// member each (WARC 1.1 annex D), so a 2 KB page pays a member's
+	// fixed costs three times; level 1 cut that CPU by about a quarter
+	// against level 6 on testweb records for a 5 % larger file (0.54 vs
+	// 0.52 of the input; measured 2026-11-22). At level 1, records under
+	// 64 KiB are compressed by package gzmember (warc.Options
+	// SmallMemberBytes), whose members are as small for less CPU.
 	WARCGzipLevel int `yaml:"warc-gzip-level"`
 	// StoreCacheBytes is the block cache of the crawl's store (frontier,
 	// robots, digests): Pebble's cache, which must hold the last level's

@@ -342,6 +342,10 @@ func (c *Crawler) open(ctx context.Context) error {
 	}
 	// Several writers (each its own file) let workers compress records in
 	// parallel, as Heritrix keeps a pool of WARC writers.
+	small := 0
+	if cfg.WARCGzipLevel == 1 {
+		small = warc.DefaultSmallMemberBytes
+	}
 	for i := range cfg.WARCWriters {
 		prefix := cfg.WARCPrefix
 		if prefix == "" {
@@ -351,7 +355,7 @@ func (c *Crawler) open(ctx context.Context) error {
 			prefix += fmt.Sprintf("-w%d", i)
 		}
 		w, err := warc.NewWriter(warc.Options{
-			Dir: cfg.WARCDir, Prefix: prefix, MaxFileBytes: cfg.WARCMaxBytes, Level: cfg.WARCGzipLevel,
+			Dir: cfg.WARCDir, Prefix: prefix, MaxFileBytes: cfg.WARCMaxBytes, Level: cfg.WARCGzipLevel, SmallMemberBytes: small,
 			Info: []warc.Field{
 				{Name: "http-header-user-agent", Value: cfg.UserAgent},
 				{Name: "robots", Value: "obey"},

@@ -341,6 +341,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"bad-port", Options{Dir: "x", Port: 70000}, false},
 		{"bad-level", Options{Dir: "x", Level: 10}, false},
 		{"negative-size", Options{Dir: "x", MaxFileBytes: -1}, false},
+		{"small-members-level-1", Options{Dir: "x", Level: 1, SmallMemberBytes: 1 << 16}, true},
+		{"small-members-level-6", Options{Dir: "x", SmallMemberBytes: 1 << 16}, false},
+		{"small-members-negative", Options{Dir: "x", Level: 1, SmallMemberBytes: -1}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

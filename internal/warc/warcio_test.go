@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,9 +97,24 @@ func runWarcio(t *testing.T, path string) []warcioRecord {
 // TestWarcioCrossCheck writes every record type and has warcio.js read the
 // file back: record count, types, target URIs, offsets and lengths, and
 // both digests (recomputed by the script) must agree with what we wrote.
+// TestWarcioCrossCheck has warcio read what the writer wrote, with members
+// from klauspost/compress (level 6) and from gzmember (level 1, as the
+// crawler writes).
 func TestWarcioCrossCheck(t *testing.T) {
+	for _, small := range []int{0, DefaultSmallMemberBytes} {
+		t.Run(fmt.Sprintf("small-member-bytes=%d", small), func(t *testing.T) {
+			opts := testOptions(t)
+			if small > 0 {
+				opts.Level, opts.SmallMemberBytes = 1, small
+			}
+			warcioCrossCheck(t, opts)
+		})
+	}
+}
+
+func warcioCrossCheck(t *testing.T, opts Options) {
 	ctx := context.Background()
-	w, err := NewWriter(testOptions(t))
+	w, err := NewWriter(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/courtesy-crawler/courtesy/internal/gzmember"
 	"github.com/courtesy-crawler/courtesy/internal/warc/cdxj"
 )
 
@@ -61,6 +62,14 @@ type Options struct {
 	// Level is the gzip level (1 fastest .. 9 smallest); 0 means the
 	// library default (6).
 	Level int
+	// SmallMemberBytes: a record whose header and block are smaller than
+	// this is compressed by package gzmember instead of at Level.
+	// klauspost/compress builds its Huffman tables with a method made for
+	// long streams, which costs more than the rest of a small member's
+	// compression; gzmember's members are the size of level 1's at well
+	// under its CPU. 0 means never; NewWriter refuses it with a Level
+	// other than 1. The crawler sets DefaultSmallMemberBytes.
+	SmallMemberBytes int
 	// NoIndex turns off the CDXJ index beside each file.
 	NoIndex bool
 	// Now is the clock for WARC-Date defaults and file names; nil means
@@ -83,6 +92,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Level < 0 || o.Level > 9 {
 		return fmt.Errorf("warc: Options.Level %d not in 0..9", o.Level)
+	}
+	if o.SmallMemberBytes < 0 || o.SmallMemberBytes > 0 && o.Level != 1 {
+		return fmt.Errorf("warc: Options.SmallMemberBytes %d needs Level 1 (the size gzmember matches), not %d", o.SmallMemberBytes, o.Level)
 	}
 	if strings.ContainsAny(o.Hostname, "~/\\ ") {
 		return fmt.Errorf("warc: Options.Hostname %q contains '~', '/', '\\' or a space", o.Hostname)
@@ -141,14 +153,16 @@ type Writer struct {
 		f          *os.File      // current file, nil between files
 		bw         *bufio.Writer // buffers f
 		gz         *gzip.Writer  // reused for every member
-		hdr        []byte        // serialized record header, reused
-		name       string        // final base name of f
-		size       int64         // bytes written to f (through bw)
-		records    int           // records in f
-		warcinfoID string        // of f's warcinfo record
-		index      []cdxj.Entry  // CDXJ entries of f
-		serial     int           // next file's serial number
-		lastStamp  string        // timestamp17 of the previous file
+		small      gzmember.Encoder
+		member     []byte       // a gzmember member, reused
+		hdr        []byte       // serialized record header, reused
+		name       string       // final base name of f
+		size       int64        // bytes written to f (through bw)
+		records    int          // records in f
+		warcinfoID string       // of f's warcinfo record
+		index      []cdxj.Entry // CDXJ entries of f
+		serial     int          // next file's serial number
+		lastStamp  string       // timestamp17 of the previous file
 		closed     bool
 		files      []string // finished files, full paths
 	}
@@ -270,19 +284,24 @@ func (w *Writer) writeLocked(rec *Record) (Location, error) {
 	}
 	off := w.mu.size
 	cw := &countWriter{w: w.mu.bw}
-	w.mu.gz.Reset(cw)
-	_, err = w.mu.gz.Write(hb)
-	if err == nil {
-		_, err = w.mu.gz.Write(rec.Block)
-	}
-	if err == nil && len(rec.tail) > 0 {
-		_, err = w.mu.gz.Write(rec.tail)
-	}
-	if err == nil {
-		_, err = w.mu.gz.Write([]byte("\r\n\r\n"))
-	}
-	if err == nil {
-		err = w.mu.gz.Close()
+	if len(hb)+len(rec.Block)+len(rec.tail) < w.opts.SmallMemberBytes {
+		w.mu.member = w.mu.small.AppendMember(w.mu.member[:0], hb, rec.Block, rec.tail, recordEnd)
+		_, err = cw.Write(w.mu.member)
+	} else {
+		w.mu.gz.Reset(cw)
+		_, err = w.mu.gz.Write(hb)
+		if err == nil {
+			_, err = w.mu.gz.Write(rec.Block)
+		}
+		if err == nil && len(rec.tail) > 0 {
+			_, err = w.mu.gz.Write(rec.tail)
+		}
+		if err == nil {
+			_, err = w.mu.gz.Write(recordEnd)
+		}
+		if err == nil {
+			err = w.mu.gz.Close()
+		}
 	}
 	w.mu.size += cw.n
 	if err != nil {
@@ -301,6 +320,15 @@ func (w *Writer) writeLocked(rec *Record) (Location, error) {
 	}
 	return loc, nil
 }
+
+// recordEnd ends every record (WARC 1.1 §4: two CRLFs after the block).
+var recordEnd = []byte("\r\n\r\n")
+
+// DefaultSmallMemberBytes is the crawler's Options.SmallMemberBytes:
+// gzmember makes one DEFLATE block of the whole record, which suits
+// records up to tens of kilobytes; a longer one is better served by
+// klauspost/compress' blocks.
+const DefaultSmallMemberBytes = 64 << 10
 
 // abandonLocked closes the current file after a write error without
 // renaming it, so that Recover repairs it later.
