@@ -490,6 +490,7 @@ func TestAckConcurrentWithRePuts(t *testing.T) {
 		t.Errorf("stats = %+v, want %d completed, nothing left", s, hosts*perHost)
 	}
 	checkConsistent(t, fx)
+	checkAheadExact(t, fx.f)
 	fx.reopen()
 	checkConsistent(t, fx)
 	if got := fx.get(GetParams{}); got != nil {

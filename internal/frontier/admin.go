@@ -276,6 +276,7 @@ func (f *Frontier) dropQueueLocked(q *queue) {
 	}
 	q.leased = nil
 	q.dropped = true
+	f.dropAheadLocked(q)
 	if q.heapIdx >= 0 {
 		heap.Remove(&c.ready, q.heapIdx)
 	}

@@ -3,6 +3,7 @@ package frontier
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -115,4 +116,99 @@ func benchFrontier(b *testing.B) (*Frontier, *kv.DB) {
 	}
 	b.Cleanup(func() { f.Close(); db.Close() })
 	return f, db
+}
+
+// BenchmarkGetCrawl models the crawler's use of Get (issue 5): 2,000
+// queues of 50 URLs each, flushed to sstables; each Get asks for up to 8
+// queues (the crawl loop gathers up to 8 free workers) with
+// MaxURLsPerQueue 1; the injected clock advances 1 ms per Get and every
+// queue has a 200 ms delay, so queues are served round robin; after each
+// Get the leased queues are blocked for 200 ms and their URLs acknowledged
+// (completed) in one Put, as the crawler does. ns/op is wall time per
+// iteration (Get, block and ack); get-cpu-ns/op is the CPU time of the
+// Gets alone (the benchmark's OS thread, Linux only), cpu-ns/op the
+// process's CPU time during the Gets (so also Pebble's background work and
+// the garbage collector), and store-reads/op the queue reads that went to
+// Pebble.
+// Run it with -benchtime=10000x (at most 12,500: 100,000 URLs are stored
+// first) and TMPDIR on a tmpfs.
+//
+// In bytes=1MiB the read-aheads of only about a fifth of the queues fit
+// (Options.ReadAheadBytes): the overflow case of a crawl of many hosts.
+func BenchmarkGetCrawl(b *testing.B) {
+	for _, k := range []int{-1, 4, 8, 16, 32} {
+		b.Run(fmt.Sprintf("readahead=%d", k), func(b *testing.B) { benchmarkGetCrawl(b, k, 0) })
+	}
+	b.Run("readahead=16/bytes=1MiB", func(b *testing.B) { benchmarkGetCrawl(b, 16, 1<<20) })
+}
+
+func benchmarkGetCrawl(b *testing.B, readAhead, aheadBytes int) {
+	const hosts, perHost, perGet = 2000, 50, 8
+	if b.N*perGet > hosts*perHost {
+		b.Fatalf("b.N = %d: at most %d (use -benchtime=10000x)", b.N, hosts*perHost/perGet)
+	}
+	db, err := kv.Open(b.TempDir(), kv.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	clk := newClock()
+	opts := Options{Now: clk.Now, DefaultDelay: 200 * time.Millisecond, ReadAhead: readAhead, ReadAheadBytes: aheadBytes}
+	f, err := Open(db, opts)
+	if err != nil {
+		db.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close(); db.Close() })
+	ctx := context.Background()
+	items := make([]Item, 0, 1000)
+	for i := range perHost {
+		for h := range hosts {
+			items = append(items, Item{Info: URLInfo{URL: fmt.Sprintf("http://www.site%d.example/p/%d.html", h, i), Depth: min(i, 3)}})
+			if len(items) == cap(items) {
+				if _, err := f.Put(ctx, items); err != nil {
+					b.Fatal(err)
+				}
+				items = items[:0]
+			}
+		}
+	}
+	if err := db.Pebble().Flush(); err != nil {
+		b.Fatal(err)
+	}
+	reads0 := f.storeReads.Load()
+	acks := make([]Item, 0, perGet)
+	var cpu, getCPU time.Duration
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		var ls []Lease
+		for try := 0; len(ls) == 0; try++ {
+			if try == 1000 {
+				b.Fatal("nothing leased for 1,000 Gets")
+			}
+			clk.Advance(time.Millisecond)
+			c0, t0 := cpuclock.Process(), threadCPU()
+			ls, err = f.Get(ctx, GetParams{MaxQueues: perGet, MaxURLsPerQueue: 1, Lease: 10 * time.Minute})
+			getCPU += threadCPU() - t0
+			cpu += cpuclock.Process() - c0
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		acks = acks[:0]
+		for _, l := range ls {
+			if err := f.BlockQueueUntil(ctx, "", l.Key, clk.Now().Add(200*time.Millisecond)); err != nil {
+				b.Fatal(err)
+			}
+			acks = append(acks, Item{Info: l.URLInfo, Known: true})
+		}
+		if _, err := f.Put(ctx, acks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(getCPU.Nanoseconds())/float64(b.N), "get-cpu-ns/op")
+	b.ReportMetric(float64(f.storeReads.Load()-reads0)/float64(b.N), "store-reads/op")
 }

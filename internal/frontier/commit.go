@@ -308,6 +308,18 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	// deletes while no lease holds them; see sweepLeasesLocked.
 	var sweep []leaseRef
 	touched := map[*queue]struct{}{}
+	// ahead lists the group's entry writes, in batch order, for the
+	// queues' read-aheads (ahead.go); holdAll is set by an admin
+	// operation.
+	var ahead []aheadOp
+	holdAll := false
+	aheadOn := f.aheadOn()
+	recordAhead := func(q *queue, pos entryPos, val []byte) {
+		if aheadOn {
+			q.aheadHold++
+			ahead = append(ahead, aheadOp{q: q, pos: pos, val: val})
+		}
+	}
 
 	f.mu.Lock()
 	now := f.opts.Now()
@@ -329,6 +341,18 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			continue
 		}
 		if o.fn != nil {
+			if aheadOn && !holdAll {
+				// Admin operations are rare: rather than tell which
+				// entries they write, forget every read-ahead and fill
+				// none until the batch is applied. (None of today's
+				// writes the entries of a queue that stays served:
+				// DeleteQueue and DeleteCrawl drop the queue, a new one
+				// gets a new id. So this is for safety, and frees the
+				// memory of dropped and retired queues.)
+				holdAll = true
+				f.mu.ahead.holdAll++
+				f.dropAllAheadLocked()
+			}
 			o.err = o.fn(b)
 			continue
 		}
@@ -357,7 +381,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				rec := urlRecord{state: stateQueued, qid: q.rec.qid, pos: pos, created: now.Unix()}
 				b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
 				remember(sk, rec)
-				b.Set(entryKey(c.cid, q.rec.qid, pos), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created), nil)
+				val := encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created)
+				b.Set(entryKey(c.cid, q.rec.qid, pos), val, nil)
+				recordAhead(q, pos, val)
 				q.rec.queued++
 				f.mu.dirty[q] = struct{}{}
 				touched[q] = struct{}{}
@@ -375,6 +401,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					switch n.rec.state {
 					case stateQueued:
 						b.Delete(entryKey(c.cid, n.rec.qid, n.rec.pos), nil)
+						recordAhead(oq, n.rec.pos, nil)
 						if oq.rec.queued > 0 {
 							oq.rec.queued--
 						}
@@ -401,7 +428,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				f.mu.seq++
 				rec.state = stateQueued
 				rec.pos = entryPos{due: it.RefetchFrom.UnixNano(), prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
-				b.Set(entryKey(c.cid, q.rec.qid, rec.pos), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created), nil)
+				val := encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created)
+				b.Set(entryKey(c.cid, q.rec.qid, rec.pos), val, nil)
+				recordAhead(q, rec.pos, val)
 				q.rec.queued++
 			}
 			b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
@@ -437,6 +466,8 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	if f.testHookBeforeApply != nil {
 		f.testHookBeforeApply()
 	}
+	// A failed apply returns with the read-ahead holds in place: Get then
+	// reads those queues from the store, which is all it can trust.
 	if !b.Empty() {
 		if sync {
 			if err := f.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
@@ -459,8 +490,21 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		f.recent[k] = gen + 1
 	}
 	f.gen.Store(gen + 1)
+	if f.testHookAfterApply != nil {
+		f.testHookAfterApply()
+	}
 
 	f.mu.Lock()
+	// The batch is applied: bring the read-aheads of the queues it wrote
+	// up to date and let Get use them again.
+	for _, a := range ahead {
+		a.q.aheadHold--
+		f.patchAheadLocked(a)
+	}
+	if holdAll {
+		f.mu.ahead.holdAll--
+	}
+	f.trimAheadLocked()
 	for _, l := range release {
 		l.acking = false
 		f.releaseLocked(l)

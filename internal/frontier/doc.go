@@ -70,7 +70,11 @@
 // max(blocked-until, last-served + delay, due time of the head entry). URLs
 // themselves stay on disk, so memory grows with the number of hosts, not the
 // number of URLs: measured flat at 455-770 MB of Go heap from 5 M to 84 M
-// URLs over 1 M hosts, plus Pebble's bounded cache (docs/frontier.md). Expired leases are
+// URLs over 1 M hosts, plus Pebble's bounded cache (docs/frontier.md).
+// Get keeps a few entries read ahead for the queues it served recently
+// (Options.ReadAhead, bounded in all by Options.ReadAheadBytes; ahead.go),
+// so that serving a queue one URL at a time does not cost a store seek per
+// URL; the committer keeps them exact. Expired leases are
 // reclaimed lazily by Get (a lease heap), so no timer goroutine is needed and
 // an injected clock drives every time-dependent rule.
 package frontier

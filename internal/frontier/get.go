@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -120,6 +121,11 @@ func (g *getter) close() {
 // serve leases up to the allowed number of q's due URLs and reschedules q.
 // It always moves q out of the head of the heap (served, parked, or due
 // later), so the caller's loop ends.
+//
+// It walks q's entries in key order, skipping leased URLs and stopping at
+// the first entry not yet due: first those of q's read-ahead (ahead.go),
+// then, if it needs more, those in the store after them, of which it keeps
+// up to Options.ReadAhead beyond the last one it looked at.
 func (g *getter) serve(q *queue) error {
 	f := g.f
 	n := g.budget
@@ -131,56 +137,55 @@ func (g *getter) serve(q *queue) error {
 		}
 		n = min(n, m-len(q.leased))
 	}
-	c := q.crawl
-	prefix := entryPrefix(c.cid, q.rec.qid)
-	it, err := g.iter(prefix)
-	if err != nil {
-		return err
-	}
 	served := 0
 	futureDue := int64(0)
-	for ok := it.First(); ok && served < n; ok = it.Next() {
-		pos, err := decodeEntryKey(it.Key())
-		if err != nil {
-			return corrupt("queue entry", err)
+	// done is set once the walk needs no more entries: n served, or an
+	// entry not yet due.
+	done := false
+	var r *readAhead // q's read-ahead, filled by this call; nil: none
+	if f.aheadUsableLocked(q) {
+		f.mu.ahead.tick++
+		if r = q.ahead; r != nil {
+			f.touchAheadLocked(r)
+			for i := range r.entries {
+				if served >= n {
+					break
+				}
+				e := &r.entries[i]
+				if e.pos.due > g.now {
+					futureDue = e.pos.due
+					done = true
+					break
+				}
+				ok, err := g.lease(q, e.pos, e.val)
+				if err != nil {
+					return err
+				}
+				if ok {
+					served++
+				}
+			}
+			if served >= n || r.complete {
+				done = true
+			}
+			if done {
+				f.aheadHits.Add(1)
+			}
+		} else if f.admitAheadLocked() {
+			r = f.newAheadLocked(q)
 		}
-		if pos.due > g.now {
-			futureDue = pos.due
-			break
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return fmt.Errorf("frontier: get: %w", err)
-		}
-		if len(v) < hashLen {
-			return corrupt("queue entry", errCorrupt)
-		}
-		var h urlHash
-		copy(h[:], v)
-		if _, leased := q.leased[h]; leased {
-			continue
-		}
-		e, err := decodeEntry(v)
-		if err != nil {
-			return corrupt("queue entry", err)
-		}
-		// The entry and its key are the URL record (state queued, this
-		// queue, pos): the committer writes them together. The lease keeps
-		// them for the ack (commitGroup).
-		l := &lease{q: q, hash: h, expires: g.expires, hasRec: e.hasCreated, pos: pos, created: e.created}
-		if q.leased == nil {
-			q.leased = map[urlHash]*lease{}
-		}
-		q.leased[h] = l
-		heap.Push(&f.mu.leases, l)
-		g.out = append(g.out, Lease{
-			URLInfo: URLInfo{URL: e.url, Key: q.key, CrawlID: c.name, Metadata: e.md, Priority: pos.prio, Depth: int(pos.depth)},
-			Expires: time.Unix(0, g.expires),
-		})
-		served++
 	}
-	if err := it.Error(); err != nil {
-		return fmt.Errorf("frontier: get: %w", err)
+	if !done {
+		var err error
+		if served, futureDue, err = g.serveStore(q, r, n, served); err != nil {
+			if r != nil {
+				f.dropAheadLocked(q)
+			}
+			return err
+		}
+	}
+	if r != nil {
+		f.trimAheadLocked()
 	}
 	g.budget -= served
 	switch {
@@ -199,4 +204,124 @@ func (g *getter) serve(q *queue) error {
 	}
 	f.rescheduleLocked(q)
 	return nil
+}
+
+// serveStore continues serve's walk of q in the store, after the entries
+// of r (from the queue's first entry when r is nil or has read nothing),
+// until served reaches n or an entry is not yet due, and returns served
+// and the due time of that entry. When r is not nil it appends the entries
+// it reads, and up to Options.ReadAhead more, to r.
+func (g *getter) serveStore(q *queue, r *readAhead, n, served int) (int, int64, error) {
+	f := g.f
+	c := q.crawl
+	it, err := g.iter(entryPrefix(c.cid, q.rec.qid))
+	if err != nil {
+		return 0, 0, err
+	}
+	var ok bool
+	if r != nil && r.hasEnd {
+		// The smallest key after end: keys have one length.
+		ok = it.SeekGE(append(entryKey(c.cid, q.rec.qid, r.end), 0))
+	} else {
+		ok = it.First()
+	}
+	f.storeReads.Add(1)
+	futureDue := int64(0)
+	done := false
+	filling := r != nil
+	extra := 0 // entries read after done
+	for ; ok; ok = it.Next() {
+		if filling && len(r.entries) >= f.aheadMaxEntries() {
+			filling = false
+		}
+		if done && (!filling || extra >= f.opts.ReadAhead) {
+			break
+		}
+		pos, err := decodeEntryKey(it.Key())
+		if err != nil {
+			if !done {
+				return 0, 0, corrupt("queue entry", err)
+			}
+			// Reading ahead: leave the corrupt entry to the Get that
+			// needs it.
+			filling = false
+			break
+		}
+		if !done && pos.due > g.now {
+			futureDue = pos.due
+			done = true
+			if !filling {
+				break
+			}
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			if !done {
+				return 0, 0, fmt.Errorf("frontier: get: %w", err)
+			}
+			filling = false
+			break
+		}
+		if done {
+			if len(v) < hashLen {
+				filling = false
+				break
+			}
+			extra++
+		} else {
+			leased, err := g.lease(q, pos, v)
+			if err != nil {
+				return 0, 0, err
+			}
+			if leased {
+				served++
+				done = served >= n
+			}
+		}
+		if filling {
+			f.appendAheadLocked(r, pos, slices.Clone(v))
+		}
+	}
+	if err := it.Error(); err != nil {
+		if !done {
+			return 0, 0, fmt.Errorf("frontier: get: %w", err)
+		}
+		filling = false
+	}
+	if filling && !ok {
+		r.complete = true
+	}
+	return served, futureDue, nil
+}
+
+// lease leases the URL of the entry at pos with value v to the caller,
+// unless it is leased already, and reports whether it did.
+func (g *getter) lease(q *queue, pos entryPos, v []byte) (bool, error) {
+	f := g.f
+	if len(v) < hashLen {
+		return false, corrupt("queue entry", errCorrupt)
+	}
+	var h urlHash
+	copy(h[:], v)
+	if _, leased := q.leased[h]; leased {
+		return false, nil
+	}
+	e, err := decodeEntry(v)
+	if err != nil {
+		return false, corrupt("queue entry", err)
+	}
+	// The entry and its key are the URL record (state queued, this queue,
+	// pos): the committer writes them together. The lease keeps them for
+	// the ack (commitGroup).
+	l := &lease{q: q, hash: h, expires: g.expires, hasRec: e.hasCreated, pos: pos, created: e.created}
+	if q.leased == nil {
+		q.leased = map[urlHash]*lease{}
+	}
+	q.leased[h] = l
+	heap.Push(&f.mu.leases, l)
+	g.out = append(g.out, Lease{
+		URLInfo: URLInfo{URL: e.url, Key: q.key, CrawlID: q.crawl.name, Metadata: e.md, Priority: pos.prio, Depth: int(pos.depth)},
+		Expires: time.Unix(0, g.expires),
+	})
+	return true, nil
 }

@@ -20,6 +20,12 @@ type queue struct {
 	parked bool
 	// dropped is set once the queue was deleted.
 	dropped bool
+	// aheadHold counts the entry writes to the queue in the commit group
+	// being applied; while it is not 0 Get reads the store, not ahead.
+	aheadHold int32
+	// ahead holds the queue's next entries read from the store, or nil
+	// (ahead.go).
+	ahead *readAhead
 
 	readyAt int64 // heap key: unix ns
 	heapIdx int   // position in crawl.ready, -1 when absent
@@ -71,11 +77,19 @@ func (f *Frontier) rescheduleLocked(q *queue) {
 	}
 }
 
-// queueHeap orders queues by readyAt; ties keep no particular order.
+// queueHeap orders queues by readyAt, then by queue id (the order they
+// were created in), so that the order in which queues are served does not
+// depend on the order in which they were pushed (which follows map
+// iteration in the committer).
 type queueHeap []*queue
 
-func (h queueHeap) Len() int           { return len(h) }
-func (h queueHeap) Less(i, j int) bool { return h[i].readyAt < h[j].readyAt }
+func (h queueHeap) Len() int { return len(h) }
+func (h queueHeap) Less(i, j int) bool {
+	if h[i].readyAt != h[j].readyAt {
+		return h[i].readyAt < h[j].readyAt
+	}
+	return h[i].rec.qid < h[j].rec.qid
+}
 func (h queueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].heapIdx = i
