@@ -501,10 +501,13 @@ func (w *Web) renderGeneric(b []byte, s *Site, n, pages int, extra []link, malfo
 	}
 	o.links = w.genericLinks(r, s, n, pages, o.base)
 	o.links = append(o.links, extra...)
-	if s.special == specMirrored {
-		// Mirrors copy the master's pages with an absolute <base>: every
-		// relative link resolves on mirrored.test, whose Mirror-site lines
-		// then send the crawler to the mirror of each URL.
+	if s.special == specMirrored && n%2 == 0 {
+		// Mirrors copy the master's pages, the even ones with an absolute
+		// <base>: their relative links resolve on mirrored.test, whose
+		// Mirror-site lines then send the crawler to the mirror of each
+		// URL. The odd ones keep relative links, which resolve on whichever
+		// mirror served the page: the crawler must still fetch each path
+		// from one mirror only.
 		dir := o.base
 		if dir == "" {
 			dir = dirOf(path)
