@@ -371,17 +371,8 @@ func TestReadAheadHits(t *testing.T) {
 	const urls = 20
 	for _, k := range []int{-1, 1, 4, 8, 16} {
 		t.Run(fmt.Sprintf("k=%d", k), func(t *testing.T) {
-			fx := &fixture{t: t, dir: t.TempDir(), clk: newClock()}
-			db, err := kv.Open(fx.dir, kv.Options{CacheBytes: 8 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := Open(db, Options{Now: fx.clk.Now, ReadAhead: k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fx.db, fx.f = db, f
-			t.Cleanup(fx.close)
+			fx := newFixtureWith(t, Options{ReadAhead: k})
+			f := fx.f
 			for i := range urls {
 				fx.put(disc(fmt.Sprintf("http://h.test/%02d", i)))
 			}
@@ -421,18 +412,9 @@ func TestReadAheadHits(t *testing.T) {
 // served from it round after round, and that an admin operation (here
 // deleting a queue) drops them all.
 func TestReadAheadBounded(t *testing.T) {
-	fx := &fixture{t: t, dir: t.TempDir(), clk: newClock()}
-	db, err := kv.Open(fx.dir, kv.Options{CacheBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const bound = 20_000
-	f, err := Open(db, Options{Now: fx.clk.Now, ReadAhead: 8, ReadAheadBytes: bound})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx.db, fx.f = db, f
-	t.Cleanup(fx.close)
+	fx := newFixtureWith(t, Options{ReadAhead: 8, ReadAheadBytes: bound})
+	f := fx.f
 	const hosts = 100
 	var items []Item
 	for h := range hosts {
@@ -477,17 +459,8 @@ func TestReadAheadBounded(t *testing.T) {
 // that Gets run while the committer builds and applies batches; between
 // rounds, with everything quiet, every read-ahead must equal the store.
 func TestReadAheadConcurrent(t *testing.T) {
-	fx := &fixture{t: t, dir: t.TempDir(), clk: newClock()}
-	db, err := kv.Open(fx.dir, kv.Options{CacheBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(db, Options{Now: fx.clk.Now, ReadAhead: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx.db, fx.f = db, f
-	t.Cleanup(fx.close)
+	fx := newFixtureWith(t, Options{ReadAhead: 4})
+	f := fx.f
 	ctx := context.Background()
 	url := func(r *rand.Rand) string { return fmt.Sprintf("http://h%d.test/%d", r.IntN(4), r.IntN(60)) }
 	for round := range 20 {
@@ -542,18 +515,9 @@ func TestReadAheadConcurrent(t *testing.T) {
 // before its turn); a read-ahead unused for long (its queue blocked) is
 // dropped for it.
 func TestReadAheadAdmission(t *testing.T) {
-	fx := &fixture{t: t, dir: t.TempDir(), clk: newClock()}
-	db, err := kv.Open(fx.dir, kv.Options{CacheBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One read-ahead of K=2 fits (admission assumes 128+3*192 bytes).
-	f, err := Open(db, Options{Now: fx.clk.Now, ReadAhead: 2, ReadAheadBytes: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx.db, fx.f = db, f
-	t.Cleanup(fx.close)
+	fx := newFixtureWith(t, Options{ReadAhead: 2, ReadAheadBytes: 1000})
+	f := fx.f
 	var items []Item
 	for i := range 5 {
 		items = append(items, disc(fmt.Sprintf("http://a.test/%d", i)))

@@ -33,16 +33,23 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 type fixture struct {
-	t   *testing.T
-	dir string
-	db  *kv.DB
-	f   *Frontier
-	clk *clock
+	t    *testing.T
+	dir  string
+	db   *kv.DB
+	f    *Frontier
+	clk  *clock
+	opts Options // for Open; Now is the fixture's clock
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	fx := &fixture{t: t, dir: t.TempDir(), clk: newClock()}
+	return newFixtureWith(t, Options{})
+}
+
+// newFixtureWith opens a frontier with opts (its clock the fixture's).
+func newFixtureWith(t *testing.T, opts Options) *fixture {
+	t.Helper()
+	fx := &fixture{t: t, dir: t.TempDir(), clk: newClock(), opts: opts}
 	fx.open()
 	t.Cleanup(fx.close)
 	return fx
@@ -54,7 +61,9 @@ func (fx *fixture) open() {
 	if err != nil {
 		fx.t.Fatal(err)
 	}
-	f, err := Open(db, Options{Now: fx.clk.Now})
+	opts := fx.opts
+	opts.Now = fx.clk.Now
+	f, err := Open(db, opts)
 	if err != nil {
 		db.Close()
 		fx.t.Fatal(err)

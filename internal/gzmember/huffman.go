@@ -64,19 +64,17 @@ func (c *codeSet) build(b *treeBuilder, lit, dist []uint32) {
 // frequencies, header included but not the extra bits (the same with
 // every code); missing counts the used symbols the codes lack.
 func (c *codeSet) cost(lit, dist []uint32) (bits, missing int) {
-	bits = c.headerBits
-	for s, f := range lit {
+	lb, lm := codeCost(lit, c.lit.lens[:])
+	db, dm := codeCost(dist, c.dist.lens[:])
+	return c.headerBits + lb + db, lm + dm
+}
+
+// codeCost is the size in bits of the symbols counted in freq with the
+// code lengths lens, and how many of them have no code.
+func codeCost(freq []uint32, lens []uint8) (bits, missing int) {
+	for s, f := range freq {
 		if f != 0 {
-			l := c.lit.lens[s]
-			if l == 0 {
-				missing++
-			}
-			bits += int(f) * int(l)
-		}
-	}
-	for s, f := range dist {
-		if f != 0 {
-			l := c.dist.lens[s]
+			l := lens[s]
 			if l == 0 {
 				missing++
 			}
