@@ -51,6 +51,10 @@ const (
 	endOfBlock = 256
 )
 
+// maxInput is the largest input compressed; a larger one is stored. A
+// variable so that a test can lower it.
+var maxInput = 1 << 30
+
 // A token is a literal byte, or a match: matchFlag | (length-3)<<16 |
 // (distance-1).
 type token uint32
@@ -135,6 +139,12 @@ func (e *Encoder) join(parts [][]byte) []byte {
 // appendDeflate appends in as one DEFLATE stream of a single block (or
 // stored blocks).
 func (e *Encoder) appendDeflate(dst, in []byte) []byte {
+	if len(in) > maxInput {
+		// Positions are 32 bits; an input this large has no business
+		// here (the WARC writer sends records over 64 KiB elsewhere),
+		// but it still gets a valid member.
+		return appendStored(dst, in)
+	}
 	e.match(in)
 	fixedBits := 3 + e.extra
 	for s, f := range e.litFreq {
