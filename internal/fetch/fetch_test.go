@@ -580,6 +580,19 @@ func TestHeadBeforeGet(t *testing.T) {
 	}
 }
 
+// resetConn closes the handler's connection with a TCP RST instead of an
+// answer.
+func resetConn(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0) // close with RST
+	}
+	conn.Close()
+}
+
 func TestErrorKinds(t *testing.T) {
 	t.Parallel()
 	// A port with nothing listening: bind, note, close.
@@ -594,14 +607,7 @@ func TestErrorKinds(t *testing.T) {
 	defer plain.Close()
 
 	reset := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			return
-		}
-		if tc, ok := conn.(*net.TCPConn); ok {
-			tc.SetLinger(0) // close with RST
-		}
-		conn.Close()
+		resetConn(w)
 	}))
 	defer reset.Close()
 

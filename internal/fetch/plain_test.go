@@ -218,14 +218,7 @@ func TestPathsAgree(t *testing.T) {
 			w.Header().Set("Content-Length", "1000")
 			w.Write([]byte("only ten b"))
 		case "/reset":
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err != nil {
-				return
-			}
-			if tc, ok := conn.(*net.TCPConn); ok {
-				tc.SetLinger(0) // close with RST
-			}
-			conn.Close()
+			resetConn(w)
 		case "/big-header":
 			w.Header().Set("X-Big", strings.Repeat("a", 8<<10))
 		default:
