@@ -106,9 +106,10 @@ const (
 	// rather than widening that one (it is probably another kind of
 	// record).
 	newSetMissing = 4
-	// maxAcc bounds a set's accumulated frequencies (the tree's weights
-	// are 32 bits).
-	maxAcc = 1 << 24
+	// maxAcc bounds each of a set's accumulated frequencies, so that
+	// their sum (the Huffman tree's root weight, 32 bits) cannot
+	// overflow: 316 symbols x 2^22 < 2^32.
+	maxAcc = 1 << 22
 )
 
 // AppendMember appends to dst one complete gzip member holding the
