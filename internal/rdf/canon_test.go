@@ -54,3 +54,18 @@ func ldNode(t Term) ld.Node {
 		return ld.NewLiteral(t.Value, dt, t.Lang)
 	}
 }
+
+// canonicalLines canonicalizes hand-written N-Quads lines.
+func canonicalLines(lines []string) (string, error) {
+	opts := ld.NewJsonLdOptions("")
+	opts.Algorithm = ld.AlgorithmURDNA2015
+	opts.InputFormat = "application/n-quads"
+	opts.Format = "application/n-quads"
+	out, err := ld.NewJsonLdProcessor().Normalize(strings.Join(lines, "\n")+"\n", opts)
+	if err != nil {
+		return "", fmt.Errorf("canonicalize expected: %w", err)
+	}
+	ls := strings.Split(strings.TrimSpace(out.(string)), "\n")
+	sort.Strings(ls)
+	return strings.TrimSpace(strings.Join(ls, "\n")), nil
+}

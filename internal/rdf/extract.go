@@ -72,13 +72,15 @@ func (o Options) withDefaults() Options {
 
 // Stats counts what Extract found and what it skipped on one page.
 type Stats struct {
-	RDFa, Microdata, JSONLD int // quads from each syntax
-	JSONLDScripts           int // ld+json scripts seen
-	JSONLDMalformed         int // scripts skipped: invalid JSON or JSON-LD
-	JSONLDTooLarge          int // scripts skipped: over MaxJSONLDBytes
-	DepthCut                int // subtrees, items or scripts cut at MaxDepth
-	Dropped                 int // quads dropped past MaxQuads
-	Invalid                 int // triples dropped for invalid IRIs or terms
+	RDFa, Microdata, JSONLD int  // quads from each syntax
+	JSONLDScripts           int  // ld+json scripts seen
+	JSONLDMalformed         int  // scripts skipped: invalid JSON or JSON-LD
+	JSONLDTooLarge          int  // scripts skipped: over MaxJSONLDBytes
+	JSONLDRemoteRefused     int  // scripts skipped: remote context not allowed
+	DepthCut                int  // subtrees, items or scripts cut at MaxDepth
+	Dropped                 int  // quads dropped past MaxQuads
+	Invalid                 int  // triples dropped for invalid IRIs or terms
+	Truncated               bool // MaxQuads was reached: the page has more
 }
 
 // Quads returns the number of quads extracted.
@@ -92,9 +94,11 @@ func (s *Stats) Add(o Stats) {
 	s.JSONLDScripts += o.JSONLDScripts
 	s.JSONLDMalformed += o.JSONLDMalformed
 	s.JSONLDTooLarge += o.JSONLDTooLarge
+	s.JSONLDRemoteRefused += o.JSONLDRemoteRefused
 	s.DepthCut += o.DepthCut
 	s.Dropped += o.Dropped
 	s.Invalid += o.Invalid
+	s.Truncated = s.Truncated || o.Truncated
 }
 
 // ErrTooLarge is returned for a page over Options.MaxHTMLBytes.
@@ -127,10 +131,22 @@ func Extract(ctx context.Context, pageURL string, page []byte, opts Options) ([]
 		st.DepthCut += extractRDFa(doc, pageURL, s, opts.MaxDepth)
 		st.RDFa = len(s.quads) - n
 	}
+	if opts.Syntaxes&Microdata != 0 {
+		n := len(s.quads)
+		st.DepthCut += extractMicrodata(doc, pageURL, s, opts.MaxDepth)
+		st.Microdata = len(s.quads) - n
+	}
+	if opts.Syntaxes&JSONLD != 0 {
+		n := len(s.quads)
+		if err := extractJSONLD(ctx, doc, pageURL, s, opts, &st); err != nil {
+			return nil, st, err
+		}
+		st.JSONLD = len(s.quads) - n
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, st, fmt.Errorf("rdf: extract %s: %w", pageURL, err)
 	}
-	st.Dropped, st.Invalid = s.dropped, s.invalid
+	st.Dropped, st.Invalid, st.Truncated = s.dropped, s.invalid, s.truncated || s.dropped > 0
 	return s.quads, st, nil
 }
 

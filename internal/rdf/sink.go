@@ -15,6 +15,8 @@ type sink struct {
 	next    int
 	dropped int
 	invalid int
+	// truncated is set once the bound stopped extraction.
+	truncated bool
 }
 
 func newSink(graph string, max int) *sink {
@@ -37,8 +39,14 @@ func (s *sink) blank() Term {
 	return Term{Kind: Blank, Value: s.prefix + strconv.Itoa(s.next)}
 }
 
-// full reports whether the page's quad bound is reached.
-func (s *sink) full() bool { return s.max > 0 && len(s.quads) >= s.max }
+// full reports whether the page's quad bound is reached, and notes it.
+func (s *sink) full() bool {
+	if s.max > 0 && len(s.quads) >= s.max {
+		s.truncated = true
+		return true
+	}
+	return false
+}
 
 // add appends the triple (sub, p, o) in the page's graph. It drops, and
 // counts, triples whose IRIs are invalid and those past the bound.
