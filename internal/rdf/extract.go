@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
 )
 
 // Syntax selects structured-data syntaxes; the zero value means all.
@@ -41,6 +43,10 @@ type Options struct {
 	// ContextLoader resolves remote JSON-LD contexts. Nil means the
 	// bundled schema.org context only: nothing is fetched.
 	ContextLoader ContextLoader
+	// ContentType is the page's Content-Type header, consulted for its
+	// charset; pages not in UTF-8 are decoded first (BOM, header, then
+	// <meta charset>, as browsers do). Empty means sniff only.
+	ContentType string
 }
 
 // Default bounds.
@@ -121,7 +127,7 @@ func Extract(ctx context.Context, pageURL string, page []byte, opts Options) ([]
 	if err := ctx.Err(); err != nil {
 		return nil, st, fmt.Errorf("rdf: extract %s: %w", pageURL, err)
 	}
-	doc, err := html.Parse(bytes.NewReader(page))
+	doc, err := html.Parse(utf8Reader(page, opts.ContentType))
 	if err != nil {
 		return nil, st, fmt.Errorf("rdf: parse %s: %w", pageURL, err)
 	}
@@ -154,4 +160,23 @@ func Extract(ctx context.Context, pageURL string, page []byte, opts Options) ([]
 // JSON. It is how a deployment allows remote contexts.
 type ContextLoader interface {
 	LoadContext(ctx context.Context, url string) (any, error)
+}
+
+// utf8Reader returns page as UTF-8 text: as is when it is UTF-8 (or
+// ASCII), else through the decoder of its detected encoding.
+func utf8Reader(page []byte, contentType string) io.Reader {
+	enc, name, _ := charset.DetermineEncoding(page, contentType)
+	if name == "utf-8" || name == "windows-1252" && isASCII(page) {
+		return bytes.NewReader(page)
+	}
+	return enc.NewDecoder().Reader(bytes.NewReader(page))
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
