@@ -119,7 +119,9 @@ func (m *mdProc) item(e *html.Node, vocab string, depth int) Term {
 				value = m.value(p, vocab, depth)
 			}
 			m.s.add(subject, pred, value)
-			if name == "additionalType" && strings.HasSuffix(vocab, "schema.org/") && value.Kind == IRI {
+			// Vocabulary expansion: the registry makes additionalType
+			// a sub-property of rdf:type, whatever the value's kind.
+			if name == "additionalType" && strings.HasSuffix(vocab, "schema.org/") {
 				m.s.add(subject, m.typ, value)
 			}
 		}

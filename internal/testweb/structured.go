@@ -234,6 +234,7 @@ func structuredContent(host string) map[string]StructuredPage {
   <span itemprop="name">bad subject</span></div>
 <div itemscope itemtype="http://schema.org/Thing"><a itemprop="url" href="http://ex.org/a b<c>">link</a><span itemprop="name">good</span></div>
 `+sdScript(`{"@context": "https://schema.org", "@id": "http://ex.org/{x}", "@type": "Thing", "name": "curly"}`)+
+				sdScript(`{"@context": "https://schema.org", "@id": "http://ex.org/ok", "@type": "Thing", "name": "fine", "url": "http://ex.org/a b"}`)+
 				`<div vocab="http://schema.org/" typeof="Thing" about="http://ex.org/&quot;q&quot;"><span property="name">quoted</span></div>`)},
 			"/prefix-tricks.html": {Syntax: "rdfa", Hostile: true, Body: sdPage("Prefix tricks", `<div prefix="schema: http://evil.example/ foaf:   http://xmlns.com/foaf/0.1/  _: http://blank.example/ bad http://x/">
   <span about="#a" property="schema:name">redefined schema</span>

@@ -1,0 +1,114 @@
+package rdf
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/courtesy-crawler/courtesy/internal/testweb"
+)
+
+// TestStructuredExpected compares the extraction of some of testweb's
+// structured pages, all syntaxes at once, with quads written by hand in
+// testdata/structured, and checks the counters of the hostile ones.
+func TestStructuredExpected(t *testing.T) {
+	t.Parallel()
+	pages := map[string][]byte{}
+	for _, p := range testweb.StructuredPages() {
+		pages[p.URL] = p.Body
+	}
+	tests := []struct {
+		file, url string
+		check     func(t *testing.T, st Stats)
+	}{
+		{"jsonld-person.nq", "http://structured-jsonld.test/person.html", nil},
+		{"microdata-product.nq", "http://structured-microdata.test/product.html", nil},
+		{"rdfa-event.nq", "http://structured-rdfa.test/event.html", nil},
+		{"hostile-prefix-tricks.nq", "http://structured-hostile.test/prefix-tricks.html", nil},
+		{"hostile-malformed-jsonld.nq", "http://structured-hostile.test/malformed-jsonld.html", func(t *testing.T, st Stats) {
+			if st.JSONLDScripts != 4 || st.JSONLDMalformed != 2 || st.JSONLDRemoteRefused != 1 {
+				t.Errorf("want 4 scripts, 2 malformed, 1 refused: %+v", st)
+			}
+		}},
+		{"hostile-huge-jsonld.nq", "http://structured-hostile.test/huge-jsonld.html", func(t *testing.T, st Stats) {
+			if st.JSONLDTooLarge != 1 {
+				t.Errorf("want 1 script too large: %+v", st)
+			}
+		}},
+		{"hostile-invalid-iris.nq", "http://structured-hostile.test/invalid-iris.html", func(t *testing.T, st Stats) {
+			if st.Invalid < 7 {
+				t.Errorf("want at least 7 invalid triples dropped: %+v", st)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			body, ok := pages[tc.url]
+			if !ok {
+				t.Fatalf("no structured page %s", tc.url)
+			}
+			raw, err := os.ReadFile(filepath.Join("testdata", "structured", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for _, l := range strings.Split(string(raw), "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+					lines = append(lines, l)
+				}
+			}
+			want, err := canonicalLines(lines)
+			if err != nil {
+				t.Fatal(err)
+			}
+			quads, st, err := Extract(context.Background(), tc.url, body, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range quads {
+				if q.G != NewIRI(tc.url) {
+					t.Fatalf("quad outside the page graph: %s", q)
+				}
+			}
+			got, err := canonical(quads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+			if tc.check != nil {
+				tc.check(t, st)
+			}
+		})
+	}
+}
+
+// TestStructuredDeep checks the deep page is cut at the depth bound in
+// both microdata and JSON-LD, keeping what lies above it.
+func TestStructuredDeep(t *testing.T) {
+	t.Parallel()
+	var body []byte
+	const url = "http://structured-hostile.test/deep.html"
+	for _, p := range testweb.StructuredPages() {
+		if p.URL == url {
+			body = p.Body
+		}
+	}
+	quads, st, err := Extract(context.Background(), url, body, Options{MaxDepth: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DepthCut < 2 {
+		t.Errorf("want the microdata and the JSON-LD cut: %+v", st)
+	}
+	if st.Microdata < 50 || st.Microdata > 150 || st.JSONLD != 0 {
+		t.Errorf("want about 2 quads per item level up to the bound and no JSON-LD: %+v", st)
+	}
+	if !strings.Contains(quads[1].String()+quads[0].String(), `"top"`) {
+		t.Errorf("top item lost: %s / %s", quads[0], quads[1])
+	}
+}
