@@ -127,27 +127,40 @@ func Extract(ctx context.Context, pageURL string, page []byte, opts Options) ([]
 	if err := ctx.Err(); err != nil {
 		return nil, st, fmt.Errorf("rdf: extract %s: %w", pageURL, err)
 	}
-	doc, err := html.Parse(utf8Reader(page, opts.ContentType))
-	if err != nil {
-		return nil, st, fmt.Errorf("rdf: parse %s: %w", pageURL, err)
-	}
 	s := newSink(pageURL, opts.MaxQuads)
-	if opts.Syntaxes&RDFa != 0 {
-		n := len(s.quads)
-		st.DepthCut += extractRDFa(doc, pageURL, s, opts.MaxDepth)
-		st.RDFa = len(s.quads) - n
-	}
-	if opts.Syntaxes&Microdata != 0 {
-		n := len(s.quads)
-		st.DepthCut += extractMicrodata(doc, pageURL, s, opts.MaxDepth)
-		st.Microdata = len(s.quads) - n
-	}
-	if opts.Syntaxes&JSONLD != 0 {
-		n := len(s.quads)
-		if err := extractJSONLD(ctx, doc, pageURL, s, opts, &st); err != nil {
+	if opts.Syntaxes == JSONLD {
+		// JSON-LD alone needs the scripts and <base>, not the tree.
+		scripts, href, ok := ldScriptsTokenized(utf8Reader(page, opts.ContentType))
+		base := pageURL
+		if ok {
+			base = baseFrom(pageURL, href)
+		}
+		if err := extractJSONLD(ctx, scripts, base, pageURL, s, opts, &st); err != nil {
 			return nil, st, err
 		}
-		st.JSONLD = len(s.quads) - n
+		st.JSONLD = len(s.quads)
+	} else {
+		doc, err := html.Parse(utf8Reader(page, opts.ContentType))
+		if err != nil {
+			return nil, st, fmt.Errorf("rdf: parse %s: %w", pageURL, err)
+		}
+		if opts.Syntaxes&RDFa != 0 {
+			n := len(s.quads)
+			st.DepthCut += extractRDFa(doc, pageURL, s, opts.MaxDepth)
+			st.RDFa = len(s.quads) - n
+		}
+		if opts.Syntaxes&Microdata != 0 {
+			n := len(s.quads)
+			st.DepthCut += extractMicrodata(doc, pageURL, s, opts.MaxDepth)
+			st.Microdata = len(s.quads) - n
+		}
+		if opts.Syntaxes&JSONLD != 0 {
+			n := len(s.quads)
+			if err := extractJSONLD(ctx, ldScriptsInTree(doc), htmlBase(doc, pageURL), pageURL, s, opts, &st); err != nil {
+				return nil, st, err
+			}
+			st.JSONLD = len(s.quads) - n
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, st, fmt.Errorf("rdf: extract %s: %w", pageURL, err)

@@ -12,7 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"io"
 	"strings"
 	"sync"
 
@@ -88,6 +88,11 @@ func isLDScript(n *html.Node) bool {
 		return false
 	}
 	t, _ := attr(n, "type")
+	return isLDType(t)
+}
+
+// isLDType reports whether a script type names JSON-LD.
+func isLDType(t string) bool {
 	t = strings.TrimSpace(t)
 	if i := strings.IndexByte(t, ';'); i >= 0 {
 		t = strings.TrimSpace(t[:i])
@@ -95,12 +100,9 @@ func isLDScript(n *html.Node) bool {
 	return strings.EqualFold(t, "application/ld+json")
 }
 
-// extractJSONLD converts every ld+json script of doc. A script that is not
-// JSON, not valid JSON-LD, too large, too deep or needs a refused context
-// is skipped and counted; only the end of ctx is an error.
-func extractJSONLD(ctx context.Context, doc *html.Node, pageURL string, s *sink, opts Options, st *Stats) error {
-	base := ""
-	var scripts []*html.Node
+// ldScriptsInTree returns the text of every ld+json script in doc.
+func ldScriptsInTree(doc *html.Node) []string {
+	var scripts []string
 	var find func(n *html.Node, d int)
 	find = func(n *html.Node, d int) {
 		if d > maxTreeDepth {
@@ -111,14 +113,77 @@ func extractJSONLD(ctx context.Context, doc *html.Node, pageURL string, s *sink,
 				continue
 			}
 			if isLDScript(c) {
-				scripts = append(scripts, c)
+				scripts = append(scripts, textContent(c))
 				continue
 			}
 			find(c, d+1)
 		}
 	}
 	find(doc, 0)
-	for _, sc := range scripts {
+	return scripts
+}
+
+// ldScriptsTokenized returns the text of every ld+json script of a page,
+// and the href of its first <base>, with the tokenizer alone: when only
+// JSON-LD is wanted, building the whole tree is wasted work.
+func ldScriptsTokenized(r io.Reader) (scripts []string, baseHref string, hasBase bool) {
+	z := html.NewTokenizer(r)
+	inLD := false
+	var buf strings.Builder
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			if inLD {
+				scripts = append(scripts, buf.String())
+			}
+			return scripts, baseHref, hasBase
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, more := z.TagName()
+			switch {
+			case string(name) == "script":
+				t := ""
+				for more {
+					var k, v []byte
+					k, v, more = z.TagAttr()
+					if string(k) == "type" {
+						t = string(v)
+					}
+				}
+				if isLDType(t) {
+					inLD = true
+					buf.Reset()
+				}
+			case string(name) == "base" && !hasBase:
+				for more {
+					var k, v []byte
+					k, v, more = z.TagAttr()
+					if string(k) == "href" {
+						baseHref, hasBase = string(v), true
+						break
+					}
+				}
+			}
+		case html.TextToken:
+			if inLD {
+				buf.Write(z.Text())
+			}
+		case html.EndTagToken:
+			if inLD {
+				if name, _ := z.TagName(); string(name) == "script" {
+					scripts = append(scripts, buf.String())
+					inLD = false
+				}
+			}
+		}
+	}
+}
+
+// extractJSONLD converts the page's ld+json scripts, base being the
+// page's base IRI. A script that is not JSON, not valid JSON-LD, too
+// large, too deep or needs a refused context is skipped and counted; only
+// the end of ctx is an error.
+func extractJSONLD(ctx context.Context, scripts []string, base, pageURL string, s *sink, opts Options, st *Stats) error {
+	for _, text := range scripts {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("rdf: extract %s: %w", pageURL, err)
 		}
@@ -126,10 +191,6 @@ func extractJSONLD(ctx context.Context, doc *html.Node, pageURL string, s *sink,
 			break
 		}
 		st.JSONLDScripts++
-		if base == "" {
-			base = htmlBase(doc, pageURL)
-		}
-		text := textContent(sc)
 		if len(text) > opts.MaxJSONLDBytes {
 			st.JSONLDTooLarge++
 			continue
@@ -144,7 +205,7 @@ func extractJSONLD(ctx context.Context, doc *html.Node, pageURL string, s *sink,
 			continue
 		}
 		l := &ctxLoader{ctx: ctx, next: opts.ContextLoader}
-		ds, err := jsonLDToRDF(v, base, l)
+		expanded, err := jsonLDExpand(v, base, l)
 		if err != nil {
 			if l.refused {
 				st.JSONLDRemoteRefused++
@@ -153,14 +214,14 @@ func extractJSONLD(ctx context.Context, doc *html.Node, pageURL string, s *sink,
 			}
 			continue
 		}
-		addDataset(s, ds)
+		newLDConv(s).expanded(expanded)
 	}
 	return nil
 }
 
-// jsonLDToRDF runs json-gold's toRDF on one document. json-gold is a large
-// library fed hostile input: a panic in it is turned into an error.
-func jsonLDToRDF(v any, base string, l *ctxLoader) (ds *ld.RDFDataset, err error) {
+// jsonLDExpand runs json-gold's expansion on one document. json-gold is a
+// large library fed hostile input: a panic in it is turned into an error.
+func jsonLDExpand(v any, base string, l *ctxLoader) (out []any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("rdf: json-ld processor failed: %v", r)
@@ -169,56 +230,86 @@ func jsonLDToRDF(v any, base string, l *ctxLoader) (ds *ld.RDFDataset, err error
 	o := ld.NewJsonLdOptions(base)
 	o.DocumentLoader = l
 	o.ProcessingMode = ld.JsonLd_1_1
-	out, err := ld.NewJsonLdProcessor().ToRDF(v, o)
+	if l.next == nil {
+		if out, ok, err := expandSchemaOrg(v, base, o); ok {
+			return out, err
+		}
+	}
+	out, err = ld.NewJsonLdProcessor().Expand(v, o)
 	if err != nil {
 		return nil, fmt.Errorf("rdf: json-ld: %w", err)
 	}
-	ds, ok := out.(*ld.RDFDataset)
-	if !ok {
-		return nil, fmt.Errorf("rdf: json-ld: unexpected result %T", out)
-	}
-	return ds, nil
+	return out, nil
 }
 
-// addDataset adds a script's triples to the page: all of its graphs go
-// into the page's graph (the graph name is the page), and its blank nodes
-// get page-scoped labels.
-func addDataset(s *sink, ds *ld.RDFDataset) {
-	bn := map[string]Term{}
-	conv := func(n ld.Node) Term {
-		switch n := n.(type) {
-		case ld.IRI:
-			return NewIRI(n.Value)
-		case ld.BlankNode:
-			if t, ok := bn[n.Attribute]; ok {
-				return t
+// schemaOrgActive is the bundled schema.org context, processed once.
+// Processing a context costs more than expanding a typical page's data,
+// and nearly every page names schema.org's.
+var schemaOrgActive = sync.OnceValues(func() (*ld.Context, error) {
+	doc, err := schemaOrgDoc()
+	if err != nil {
+		return nil, err
+	}
+	o := ld.NewJsonLdOptions("")
+	o.DocumentLoader = &ctxLoader{ctx: context.Background()}
+	o.ProcessingMode = ld.JsonLd_1_1
+	m, _ := doc.(map[string]any)
+	return ld.NewContext(nil, o).Parse(m["@context"])
+})
+
+// expandSchemaOrg expands a document whose top-level objects all name
+// schema.org's context, and nothing else, as their @context: each object is
+// expanded, without its @context, in a copy of the processed context. This
+// is what expansion does, less the context processing. ok is false for
+// other documents.
+func expandSchemaOrg(v any, base string, o *ld.JsonLdOptions) (out []any, ok bool, err error) {
+	objs, isArr := v.([]any)
+	if !isArr {
+		objs = []any{v}
+	}
+	for _, x := range objs {
+		m, isMap := x.(map[string]any)
+		if !isMap {
+			return nil, false, nil
+		}
+		c, _ := m["@context"].(string)
+		if !isSchemaOrgContext(c) {
+			return nil, false, nil
+		}
+	}
+	active, err := schemaOrgActive()
+	if err != nil {
+		return nil, false, nil
+	}
+	api := ld.NewJsonLdApi()
+	for _, x := range objs {
+		m := x.(map[string]any)
+		doc := make(map[string]any, len(m))
+		for k, val := range m {
+			if k != "@context" {
+				doc[k] = val
 			}
-			t := s.blank()
-			bn[n.Attribute] = t
-			return t
-		case ld.Literal:
-			return NewLiteral(n.Value, n.Datatype, n.Language)
 		}
-		return Term{}
-	}
-	// Graph order: the default graph first, then named ones by name, so
-	// that output is deterministic.
-	names := make([]string, 0, len(ds.Graphs))
-	for g := range ds.Graphs {
-		if g != "@default" {
-			names = append(names, g)
+		c := ld.CopyContext(active)
+		c.Values.Base = base
+		e, err := api.Expand(c, "", doc, o, false, nil)
+		if err != nil {
+			return nil, true, fmt.Errorf("rdf: json-ld: %w", err)
 		}
-	}
-	sort.Strings(names)
-	names = append([]string{"@default"}, names...)
-	for _, g := range names {
-		for _, q := range ds.Graphs[g] {
-			if q == nil {
-				continue
+		// The end of the expansion algorithm: a lone @graph is unwrapped,
+		// the result is an array.
+		switch e := e.(type) {
+		case map[string]any:
+			if g, has := e["@graph"]; has && len(e) == 1 {
+				out = append(out, asArray(g)...)
+			} else if len(e) > 0 {
+				out = append(out, e)
 			}
-			s.add(conv(q.Subject), conv(q.Predicate), conv(q.Object))
+		case []any:
+			out = append(out, e...)
 		}
 	}
+	return out, true, nil
 }
 
 // jsonDepth returns the deepest nesting of arrays and objects in JSON

@@ -111,7 +111,7 @@ func htmlBase(doc *html.Node, docURL string) string {
 			}
 			if c.DataAtom == atom.Base {
 				if h, ok := attr(c, "href"); ok {
-					found = resolveIRI(docURL, strings.TrimSpace(h))
+					found = baseFrom(docURL, h)
 					return true
 				}
 			}
@@ -121,11 +121,19 @@ func htmlBase(doc *html.Node, docURL string) string {
 		}
 		return false
 	}
-	walk(doc, 0)
-	if found == "" || !hasScheme(found) {
+	if !walk(doc, 0) {
 		return docURL
 	}
-	// The base of a document carries no fragment (RFC 3986 §5.1).
+	return found
+}
+
+// baseFrom is the base IRI a <base href> gives a document: href resolved
+// against the document URL, without fragment (RFC 3986 §5.1).
+func baseFrom(docURL, href string) string {
+	found := resolveIRI(docURL, strings.TrimSpace(href))
+	if !hasScheme(found) {
+		return docURL
+	}
 	if i := strings.IndexByte(found, '#'); i >= 0 {
 		found = found[:i]
 	}

@@ -112,3 +112,33 @@ func TestStructuredDeep(t *testing.T) {
 		t.Errorf("top item lost: %s / %s", quads[0], quads[1])
 	}
 }
+
+// TestJSONLDPathsAgree checks that JSON-LD found by the tokenizer alone
+// (JSON-LD only) equals JSON-LD found in the parsed tree (all syntaxes).
+func TestJSONLDPathsAgree(t *testing.T) {
+	t.Parallel()
+	pages := testweb.StructuredPages()
+	pages = append(pages, testweb.StructuredPage{URL: "http://ex.org/b", Body: []byte(`<html><head><base href="/dir/x#f"><script type="application/ld+json">{"@context":"https://schema.org","@id":"rel","name":"</p>"}</script>
+		<svg><script type="application/ld+json">{"@context":"https://schema.org","@id":"svg","name":"in svg"}</script></svg>
+		<script type="application/ld+json">{"@context":"https://schema.org","name":"unclosed"`)})
+	for _, p := range pages {
+		alone, sa, err := Extract(context.Background(), p.URL, p.Body, Options{Syntaxes: JSONLD})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, st, err := Extract(context.Background(), p.URL, p.Body, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sa.JSONLD != st.JSONLD || sa.JSONLDScripts != st.JSONLDScripts || sa.JSONLDMalformed != st.JSONLDMalformed {
+			t.Errorf("%s: counts differ: alone %+v, with the tree %+v", p.URL, sa, st)
+			continue
+		}
+		tail := all[st.RDFa+st.Microdata:]
+		a, _ := canonical(alone)
+		b, _ := canonical(tail)
+		if a != b {
+			t.Errorf("%s: JSON-LD differs:\nalone:\n%s\nwith the tree:\n%s", p.URL, a, b)
+		}
+	}
+}
