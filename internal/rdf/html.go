@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // textContent returns the concatenated text of n's descendants, as the
@@ -45,4 +46,67 @@ func innerHTML(n *html.Node) string {
 		}
 	}
 	return b.String()
+}
+
+// documentElement returns the html element of a parsed document.
+func documentElement(doc *html.Node) *html.Node {
+	for c := doc.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			return c
+		}
+	}
+	return nil
+}
+
+// htmlBase returns the document's base URL: the first <base href> in
+// the document resolved against the document URL, else the document URL.
+func htmlBase(doc *html.Node, docURL string) string {
+	var found string
+	var walk func(n *html.Node, d int) bool
+	walk = func(n *html.Node, d int) bool {
+		if d > 8 {
+			return false // base belongs in head: no need to look deep
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			if c.DataAtom == atom.Base {
+				if h, ok := attr(c, "href"); ok {
+					found = baseFrom(docURL, h)
+					return true
+				}
+			}
+			if walk(c, d+1) {
+				return true
+			}
+		}
+		return false
+	}
+	if !walk(doc, 0) {
+		return docURL
+	}
+	return found
+}
+
+// baseFrom is the base IRI a <base href> gives a document: href resolved
+// against the document URL, without fragment (RFC 3986 §5.1).
+func baseFrom(docURL, href string) string {
+	found := resolveIRI(docURL, strings.TrimSpace(href))
+	if !hasScheme(found) {
+		return docURL
+	}
+	if i := strings.IndexByte(found, '#'); i >= 0 {
+		found = found[:i]
+	}
+	return found
+}
+
+func attr(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			return a.Val, true
+		}
+	}
+	return "", false
 }
