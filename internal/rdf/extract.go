@@ -128,22 +128,32 @@ func Extract(ctx context.Context, pageURL string, page []byte, opts Options) ([]
 		return nil, st, fmt.Errorf("rdf: extract %s: %w", pageURL, err)
 	}
 	s := newSink(pageURL, opts.MaxQuads)
-	if opts.Syntaxes == JSONLD {
-		// JSON-LD alone needs the scripts and <base>, not the tree.
-		scripts, href, ok := ldScriptsTokenized(utf8Reader(page, opts.ContentType))
-		base := pageURL
-		if ok {
-			base = baseFrom(pageURL, href)
-		}
-		if err := extractJSONLD(ctx, scripts, base, pageURL, s, opts, &st); err != nil {
-			return nil, st, err
-		}
-		st.JSONLD = len(s.quads)
-	} else {
-		doc, err := html.Parse(utf8Reader(page, opts.ContentType))
+	var doc *html.Node
+	if opts.Syntaxes != JSONLD {
+		var err error
+		doc, err = html.Parse(utf8Reader(page, opts.ContentType))
 		if err != nil {
-			return nil, st, fmt.Errorf("rdf: parse %s: %w", pageURL, err)
+			// The parser refuses pages nesting more than 512 open
+			// elements. Such a page gets no RDFa or microdata (counted as
+			// cut at depth); its JSON-LD is still read.
+			st.DepthCut++
+			doc = nil
 		}
+	}
+	if doc == nil {
+		if opts.Syntaxes&JSONLD != 0 {
+			// JSON-LD alone needs the scripts and <base>, not the tree.
+			scripts, href, ok := ldScriptsTokenized(utf8Reader(page, opts.ContentType))
+			base := pageURL
+			if ok {
+				base = baseFrom(pageURL, href)
+			}
+			if err := extractJSONLD(ctx, scripts, base, pageURL, s, opts, &st); err != nil {
+				return nil, st, err
+			}
+			st.JSONLD = len(s.quads)
+		}
+	} else {
 		if opts.Syntaxes&RDFa != 0 {
 			n := len(s.quads)
 			st.DepthCut += extractRDFa(doc, pageURL, s, opts.MaxDepth)

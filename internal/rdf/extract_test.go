@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 const page = "http://ex.org/p"
@@ -226,5 +228,35 @@ func TestBlankNodesScopedPerPage(t *testing.T) {
 		if b[l] {
 			t.Errorf("label %s used on two pages", l)
 		}
+	}
+}
+
+func TestDeepPages(t *testing.T) {
+	t.Parallel()
+	// Past 512 open elements the HTML parser gives up: RDFa and microdata
+	// are cut, JSON-LD is still read.
+	deep := `<script type="application/ld+json">{"@context":"https://schema.org","name":"kept"}</script>` +
+		`<div about="http://ex.org/s" property="http://ex.org/p">` + strings.Repeat("<span>", 1000) + "x"
+	q, st, err := Extract(context.Background(), page, []byte(deep), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 1 || q[0].O.Value != "kept" || st.DepthCut != 1 {
+		t.Fatalf("want the JSON-LD only and one cut, got %v, %+v", q, st)
+	}
+	shallow := `<div about="http://ex.org/s" property="http://ex.org/p" datatype="rdf:XMLLiteral">a<b>c</b></div>`
+	q, _, _ = Extract(context.Background(), page, []byte(shallow), Options{Syntaxes: RDFa})
+	if len(q) != 1 || q[0].O.Value != "a<b>c</b>" || q[0].O.Datatype != rdfXML {
+		t.Fatalf("want the markup, got %v", q)
+	}
+	n := &html.Node{}
+	cur := n
+	for range 10 {
+		c := &html.Node{Type: html.ElementNode}
+		cur.AppendChild(c)
+		cur = c
+	}
+	if !deeperThan(n, 5) || deeperThan(n, 10) || deeperThan(&html.Node{}, 0) {
+		t.Error("deeperThan wrong")
 	}
 }

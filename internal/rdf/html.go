@@ -39,6 +39,10 @@ const maxTextDepth = 512
 // innerHTML serialises n's children, for rdf:XMLLiteral and rdf:HTML
 // values.
 func innerHTML(n *html.Node) string {
+	if deeperThan(n, maxTextDepth) {
+		// html.Render recurses once per level: keep the text only.
+		return textContent(n)
+	}
 	var b strings.Builder
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		if err := html.Render(&b, c); err != nil {
@@ -109,4 +113,28 @@ func attr(n *html.Node, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// deeperThan reports whether n's subtree nests more than limit levels,
+// without recursion.
+func deeperThan(n *html.Node, limit int) bool {
+	depth := 0
+	for c := n.FirstChild; c != nil; {
+		if c.FirstChild != nil {
+			c = c.FirstChild
+			if depth++; depth > limit {
+				return true
+			}
+			continue
+		}
+		for c.NextSibling == nil {
+			c = c.Parent
+			depth--
+			if c == n || c == nil {
+				return false
+			}
+		}
+		c = c.NextSibling
+	}
+	return false
 }
