@@ -65,8 +65,10 @@ func (l *ctxLoader) LoadDocument(u string) (*ld.RemoteDocument, error) {
 		return nil, fmt.Errorf("rdf: more than %d remote contexts", maxContextLoads)
 	}
 	if isSchemaOrgContext(u) {
-		doc, err := schemaOrgDoc()
-		if err != nil {
+		// A fresh copy each time: json-gold may keep or change what it
+		// is given, and extraction runs on many goroutines.
+		var doc any
+		if err := json.Unmarshal(schemaOrgContext, &doc); err != nil {
 			return nil, fmt.Errorf("rdf: bundled schema.org context: %w", err)
 		}
 		return &ld.RemoteDocument{DocumentURL: u, Document: doc}, nil

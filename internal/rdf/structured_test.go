@@ -2,6 +2,7 @@ package rdf
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +141,43 @@ func TestJSONLDPathsAgree(t *testing.T) {
 		if a != b {
 			t.Errorf("%s: JSON-LD differs:\nalone:\n%s\nwith the tree:\n%s", p.URL, a, b)
 		}
+	}
+}
+
+// TestExtractConcurrent runs extractions of every structured page on
+// several goroutines (run with -race): the shared schema.org context must
+// not be written to.
+func TestExtractConcurrent(t *testing.T) {
+	t.Parallel()
+	pages := testweb.StructuredPages()
+	pages = append(pages, testweb.StructuredPage{URL: "http://ex.org/arr", Body: []byte(
+		`<script type="application/ld+json">{"@context":["https://schema.org",{"x":"http://ex.org/x"}],"@type":"Thing","x":"1","name":"n"}</script>`)})
+	want := make([]int, len(pages))
+	for i, p := range pages {
+		q, _, _ := Extract(context.Background(), p.URL, p.Body, Options{})
+		want[i] = len(q)
+	}
+	errs := make(chan string, 4*len(pages))
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i, p := range pages {
+				q, _, err := Extract(context.Background(), p.URL, p.Body, Options{})
+				if err != nil || len(q) != want[i] {
+					errs <- fmt.Sprintf("%s: %d quads (want %d), err %v", p.URL, len(q), want[i], err)
+				}
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if want[len(want)-1] != 3 {
+		t.Errorf("context array page: %d quads, want 3", want[len(want)-1])
 	}
 }
