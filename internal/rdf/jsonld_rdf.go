@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/piprate/json-gold/ld"
 )
@@ -109,7 +110,12 @@ func (c *ldConv) node(n map[string]any) Term {
 				}
 			}
 		case "@graph", "@included":
-			// A named graph's triples go into the page's graph.
+			// A named graph's triples go into the page's graph; a graph
+			// named by an invalid IRI is rejected whole, as toRDF does.
+			if key == "@graph" && subject.Kind == IRI && !validIRI(subject.Value) {
+				c.s.invalid++
+				continue
+			}
 			for _, v := range asArray(val) {
 				if m, ok := v.(map[string]any); ok {
 					c.node(m)
@@ -179,11 +185,15 @@ func (c *ldConv) list(items []any) Term {
 func (c *ldConv) literal(m map[string]any, val any) Term {
 	dt, _ := m["@type"].(string)
 	if dt == "@json" {
-		b, err := json.Marshal(val)
-		if err != nil {
+		// Sorted keys, no HTML escaping: close to the JSON
+		// Canonicalization Scheme the spec asks for.
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(val); err != nil {
 			return Term{}
 		}
-		return NewLiteral(string(b), nsRDF+"JSON", "")
+		return NewLiteral(strings.TrimSuffix(b.String(), "\n"), nsRDF+"JSON", "")
 	}
 	switch v := val.(type) {
 	case bool:
@@ -205,6 +215,12 @@ func (c *ldConv) literal(m map[string]any, val any) Term {
 		return NewLiteral(fmt.Sprintf("%d", int64(v)), dt, "")
 	case string:
 		if lang, ok := m["@language"].(string); ok && dt == "" {
+			if !validLang(lang) {
+				// JSON-LD rejects the triple (the other syntaxes keep the
+				// text without its tag).
+				c.s.invalid++
+				return Term{}
+			}
 			return NewLiteral(v, "", lang)
 		}
 		return NewLiteral(v, dt, "")
