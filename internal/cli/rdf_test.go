@@ -130,3 +130,14 @@ func TestRDFExtractURL(t *testing.T) {
 		t.Errorf("404: exit %d, want 1", code)
 	}
 }
+
+func TestTestwebStructuredFlag(t *testing.T) {
+	code, out, errOut := run(t, "", "testweb", "sites", "--structured", "--sites", "1")
+	if code != 0 || !strings.Contains(out, "structured-rdfa.test") {
+		t.Errorf("exit %d, stderr %s; structured sites not listed:\n%s", code, errOut, out)
+	}
+	_, out, _ = run(t, "", "testweb", "sites", "--sites", "1")
+	if strings.Contains(out, "structured-rdfa.test") {
+		t.Error("structured sites listed without --structured")
+	}
+}
