@@ -20,6 +20,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/fetch"
 	"github.com/courtesy-crawler/courtesy/internal/rdf"
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	"github.com/courtesy-crawler/courtesy/internal/warc"
 )
 
@@ -59,6 +60,8 @@ A summary goes to stderr.`
 	base := fs.String("base", "", "document URL of the HTML file arguments (graph name and base IRI)")
 	syntaxes := fs.String("syntax", "rdfa,microdata,jsonld", "syntaxes to extract, comma-separated")
 	maxQuads := fs.Int("max-quads", rdf.DefaultMaxQuads, "most quads kept per page")
+	var rules stringList
+	fs.Var(&rules, "resolve", "for URL arguments: send connections for hosts matching `PATTERN=ADDR:PORT` to ADDR:PORT (repeatable)")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
@@ -88,8 +91,12 @@ A summary goes to stderr.`
 		return usagef("--syntax: none given")
 	}
 	opts.MaxQuads = *maxQuads
+	res, err := resolve.New(rules)
+	if err != nil {
+		return usagef("--resolve: %v", err)
+	}
 
-	x := &rdfExtractor{env: env, opts: opts, out: bufio.NewWriterSize(env.Stdout, 64<<10)}
+	x := &rdfExtractor{env: env, opts: opts, res: res, out: bufio.NewWriterSize(env.Stdout, 64<<10)}
 	var failed int
 	for _, arg := range fs.Args() {
 		var err error
@@ -124,6 +131,7 @@ A summary goes to stderr.`
 type rdfExtractor struct {
 	env   *Env
 	opts  rdf.Options
+	res   *resolve.Resolver // for URL arguments
 	out   *bufio.Writer
 	pages int
 	stats rdf.Stats
@@ -151,7 +159,7 @@ func (x *rdfExtractor) url(ctx context.Context, raw string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", raw, err)
 	}
-	c, err := fetch.New(fetch.Config{})
+	c, err := fetch.New(fetch.Config{Resolver: x.res})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/testweb"
 	"github.com/courtesy-crawler/courtesy/internal/warc"
 )
 
@@ -139,5 +140,28 @@ func TestTestwebStructuredFlag(t *testing.T) {
 	_, out, _ = run(t, "", "testweb", "sites", "--sites", "1")
 	if strings.Contains(out, "structured-rdfa.test") {
 		t.Error("structured sites listed without --structured")
+	}
+}
+
+// TestRDFExtractTestweb fetches a structured testweb page by its name
+// through --resolve, as from a crawl.
+func TestRDFExtractTestweb(t *testing.T) {
+	web, err := testweb.New(testweb.Config{Structured: true, Sites: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.Handler())
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	page := "http://structured-jsonld.test/person.html"
+	code, out, errOut := run(t, "", "rdf", "extract", "--resolve", "*.test="+addr, page)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if n := strings.Count(out, "<"+page+"> .\n"); n != 14 {
+		t.Errorf("%d quads, want the 14 of the page:\n%s", n, out)
+	}
+	if code, _, _ := run(t, "", "rdf", "extract", "--resolve", "nonsense", page); code != 2 {
+		t.Errorf("bad --resolve: exit %d, want 2", code)
 	}
 }
