@@ -163,6 +163,7 @@ func (g *genFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&g.cfg.LinksPerPage, "links", testweb.DefaultLinksPerPage, "links `N` from each page to pages of its own site")
 	fs.IntVar(&g.cfg.ExternalLinks, "external-links", testweb.DefaultExternalLinks, "links `N` from each page to other generic sites (0: none)")
 	fs.BoolVar(&g.cfg.Plain, "plain", false, "leave the hazard sites out (pure throughput benchmarks)")
+	fs.BoolVar(&g.cfg.Structured, "structured", false, "add the structured-data sites (structured-*.test: schema.org in JSON-LD, microdata, RDFa)")
 	fs.DurationVar(&g.cfg.SlowDelay, "slow-delay", testweb.DefaultSlowDelay, "how long slow.test's slow pages wait (`DURATION`)")
 	fs.Int64Var(&g.cfg.EndlessBytes, "endless-bytes", testweb.DefaultEndlessBytes, "bound of endless.test's endless bodies in `BYTES`")
 	fs.DurationVar(&g.cfg.EndlessTime, "endless-time", testweb.DefaultEndlessTime, "bound of the time one endless body streams (`DURATION`)")

@@ -52,6 +52,10 @@ type Config struct {
 	// Plain leaves the hazard sites out: only the generic sites are
 	// served, for pure throughput benchmarks.
 	Plain bool
+	// Structured adds the structured-data sites (structured-*.test:
+	// schema.org data as JSON-LD, microdata and RDFa, and hostile cases).
+	// Default false.
+	Structured bool
 	// SlowDelay is how long slow.test's slow pages wait before answering.
 	// Default 3 s; at most MaxSlowDelay.
 	SlowDelay time.Duration

@@ -430,6 +430,8 @@ func (w *Web) routeSpecial(s *Site, rt *route) bool {
 		default:
 			return false
 		}
+	case specStructured:
+		return w.routeStructured(s, rt)
 	case specWild:
 		if p != "/" {
 			// Only the doorway page: the wildcard names have nothing else.

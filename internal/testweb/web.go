@@ -180,6 +180,9 @@ func New(cfg Config) (*Web, error) {
 	if !cfg.Plain {
 		w.addSpecial()
 	}
+	if cfg.Structured {
+		w.addStructured()
+	}
 	for _, s := range w.sites {
 		w.finish(s)
 	}
