@@ -14,6 +14,7 @@ import (
 
 func (s *Server) routes() *http.ServeMux {
 	m := http.NewServeMux()
+	m.HandleFunc("GET /api/info", s.getInfo)
 	m.HandleFunc("GET /api/overview", s.getOverview)
 	m.HandleFunc("GET /api/hosts", s.getHosts)
 	m.HandleFunc("GET /api/hosts/{host}", s.getHost)
@@ -53,7 +54,7 @@ func (s *Server) routes() *http.ServeMux {
 // (everything it uses is served from here).
 func securityHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
@@ -75,6 +76,25 @@ func apiError(w http.ResponseWriter, code int, msg string) {
 
 func notHere(w http.ResponseWriter, what string) {
 	apiError(w, http.StatusNotFound, "console: no "+what+" here")
+}
+
+// Info says what this console has (GET /api/info): which views, the
+// robots.txt agent, the log level and the bounds of the actions.
+type Info struct {
+	Agent    string          `json:"agent"`
+	Views    map[string]bool `json:"views"`
+	LogLevel string          `json:"log_level,omitempty"`
+	MaxSeeds int             `json:"max_seeds"`
+}
+
+func (s *Server) getInfo(w http.ResponseWriter, r *http.Request) {
+	in := Info{Agent: s.cfg.Agent, MaxSeeds: s.cfg.MaxSeeds, Views: map[string]bool{
+		"crawl": s.src.Crawl != nil, "hosts": s.src.Frontier != nil, "politeness": s.src.Politeness != nil,
+		"nodes": s.src.Nodes != nil, "proxy": s.src.Proxy != nil, "fetch_log": s.src.FetchLog != nil}}
+	if s.cfg.LogLevel != nil {
+		in.LogLevel = s.cfg.LogLevel.Level().String()
+	}
+	writeJSON(w, http.StatusOK, in)
 }
 
 // Overview is the crawl's state at one moment (GET /api/overview and each

@@ -11,6 +11,7 @@ const state = {
   charts: null,
   series: { t: [], pages: [], bytes: [] },
   events: null,
+  info: { views: {} },
 };
 
 // ---- formatting ----
@@ -268,7 +269,8 @@ async function loadNodes() {
 async function loadProxy() {
   const st = $("#proxy-stats");
   st.replaceChildren();
-  try {
+  $("#proxy-none").hidden = !!state.info.views.proxy;
+  if (state.info.views.proxy) {
     const p = await get("/api/proxy");
     $("#proxy-none").hidden = true;
     for (const [k, v] of [["Requests", num(p.requests)], ["Requests/s", num(p.requests_per_s)], ["Waits", num(p.waits)],
@@ -281,9 +283,8 @@ async function loadProxy() {
     fill($("#clients-table tbody"), Object.entries(p.clients).sort((a, b) => b[1] - a[1]).map(([c, n]) => row([c, num(n)])), "none", 2);
     fill($("#trace-table tbody"), p.trace.map((t) =>
       row([when(t.time), t.client, t.method + " " + t.url, t.outcome, t.status || "", ns(t.wait_ns)])), "none", 6);
-  } catch (e) {
-    $("#proxy-none").hidden = false;
   }
+  if (!state.info.views.politeness) return;
   try {
     const d = await get("/api/delays");
     fill($("#delays-table tbody"), d.delays.map((x) =>
@@ -325,7 +326,27 @@ async function route() {
   }
 }
 
-function setup() {
+async function loadInfo() {
+  try {
+    state.info = await get("/api/info");
+  } catch (e) {
+    say(e.message, true);
+    return;
+  }
+  const v = state.info.views;
+  const hide = { hosts: !v.hosts, nodes: !v.nodes };
+  for (const a of document.querySelectorAll("nav a")) {
+    a.parentElement.hidden = !!hide[a.dataset.view];
+  }
+  $("#seeds-form").hidden = !v.hosts;
+  $(".controls").hidden = !v.hosts;
+  $("#loglevel-form").hidden = !state.info.log_level;
+  if (state.info.log_level) $("#loglevel").value = state.info.log_level.toLowerCase();
+  $("#seeds").previousElementSibling.textContent = "URLs, one per line (at most " + num(state.info.max_seeds) + ")";
+}
+
+async function setup() {
+  await loadInfo();
   $("#token").value = token();
   $("#token-form").addEventListener("submit", (e) => {
     e.preventDefault();
