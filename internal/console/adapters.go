@@ -246,3 +246,17 @@ func rss() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.Sys)
 }
+
+// WithSeeds returns f with its AddSeeds replaced by add: a crawler passes
+// its own seeding (normalization, scope, sitemaps) so that seeds added in
+// the console are treated as those of the command line.
+func WithSeeds(f Frontier, add func(ctx context.Context, urls []string) (int, error)) Frontier {
+	return seeded{Frontier: f, add: add}
+}
+
+type seeded struct {
+	Frontier
+	add func(ctx context.Context, urls []string) (int, error)
+}
+
+func (s seeded) AddSeeds(ctx context.Context, urls []string) (int, error) { return s.add(ctx, urls) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/courtesy-crawler/courtesy/internal/testweb"
 	"github.com/courtesy-crawler/courtesy/internal/testweb/report"
@@ -166,6 +167,26 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 
+	// Every form control has a label.
+	unlabeled, err := chromedp.Run(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("input, select, textarea")]
+		.filter(e => !(e.labels && e.labels.length) && !e.getAttribute("aria-label")).map(e => e.id)`))
+	if err != nil || len(unlabeled) > 0 {
+		t.Errorf("controls without a label: %v (%v)", unlabeled, err)
+	}
+
+	// On a phone-sized screen nothing but the tables' own scrollers is
+	// wider than the screen.
+	for _, v := range []string{"overview", "hosts", "host/site-0002.test"} {
+		view := strings.SplitN(v, "/", 2)[0]
+		run(t, b, "phone "+v, chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/#"+v),
+			chromedp.WaitVisible(chromedp.CSS(`body[data-view="`+view+`"]`)))
+		fits, err := chromedp.Run(b, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
+		if err != nil || !fits {
+			t.Errorf("view %s is wider than a 390 px screen (%v)", v, err)
+		}
+	}
+	run(t, b, "laptop", chromedp.ResetViewport())
+
 	// The pages counter rises.
 	run(t, b, "overview", chromedp.Navigate(base+"/#overview"), chromedp.WaitVisible(chromedp.CSS(`body[data-view="overview"]`)))
 	first := pages()
@@ -225,6 +246,10 @@ func TestBrowser(t *testing.T) {
 	if len(queued) < 2 {
 		t.Fatalf("sorted table has %d rows", len(queued))
 	}
+
+	// Searching works from the keyboard alone: type, then Enter.
+	run(t, b, "search", chromedp.SendKeys(chromedp.CSS("#hosts-q"), "site-000"+kb.Enter))
+	waitFor(t, 10*time.Second, "the search", func() bool { return text(t, b, "#page-info") == "Hosts 1–10 of 10" })
 
 	// A delay changed in the UI reaches the gate and shows as the new gap.
 	const host = "site-0001.test"
