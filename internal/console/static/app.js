@@ -221,9 +221,13 @@ async function loadHost(name) {
   try {
     d = await get("/api/hosts/" + encodeURIComponent(name));
   } catch (e) {
-    say(e.message, true);
+    $("#host-detail").hidden = true;
+    $("#host-missing").hidden = false;
+    if (e.status !== 404) say(e.message, true);
     return;
   }
+  $("#host-detail").hidden = false;
+  $("#host-missing").hidden = true;
   const st = $("#host-stats");
   st.replaceChildren();
   const pol = d.politeness || {};
@@ -307,6 +311,7 @@ async function route() {
   let view = hash.split("/")[0];
   if (!views.includes(view)) view = "overview";
   for (const v of views) document.getElementById("view-" + v).hidden = v !== view;
+  say("");
   for (const a of document.querySelectorAll("nav a")) {
     if (a.dataset.view === view || (view === "host" && a.dataset.view === "hosts")) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
