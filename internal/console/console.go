@@ -160,6 +160,9 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil
 		case <-sample.C:
 			s.sample()
+			if s.hosts != nil {
+				s.hosts.dropIdle()
+			}
 		case <-update.C:
 			if s.hub.count() > 0 {
 				s.hub.publish(s.overviewEvent())

@@ -98,6 +98,20 @@ type hostIndex struct {
 		snap     *hostSnapshot
 		building bool
 		lastCost time.Duration
+		lastUse  time.Time
+	}
+}
+
+// idleDrop is how long a snapshot is kept after the last page asked for
+// it (a million rows hold about 100 MB).
+const idleDrop = time.Minute
+
+// dropIdle forgets the snapshot when no page was asked for since idleDrop.
+func (x *hostIndex) dropIdle() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.mu.snap != nil && !x.mu.building && x.now().Sub(x.mu.lastUse) > idleDrop {
+		x.mu.snap = nil
 	}
 }
 
@@ -136,6 +150,7 @@ func (x *hostIndex) build() *hostSnapshot {
 // refreshing a stale one in the background.
 func (x *hostIndex) snapshot() *hostSnapshot {
 	x.mu.Lock()
+	x.mu.lastUse = x.now()
 	s := x.mu.snap
 	if s == nil {
 		x.mu.Unlock()

@@ -98,4 +98,13 @@ func TestHostIndexRefresh(t *testing.T) {
 	if got := len(x.snapshot().rows); got != 2 {
 		t.Errorf("stale snapshot not rebuilt: %d rows", got)
 	}
+	x.dropIdle()
+	if x.mu.snap == nil {
+		t.Error("a snapshot in use was dropped")
+	}
+	clk.Advance(2 * idleDrop)
+	x.dropIdle()
+	if x.mu.snap != nil {
+		t.Error("an idle snapshot was kept")
+	}
 }
