@@ -211,6 +211,8 @@ func TestActions(t *testing.T) {
 			}
 		}},
 		{"huge seed list", "/api/seeds", huge, 400, nil},
+		{"body over 1 MiB", "/api/seeds", `{"urls":["http://a.test/` + strings.Repeat("a", 2<<20) + `"]}`, 400, nil},
+		{"overlong seed URL", "/api/seeds", `{"urls":["http://a.test/` + strings.Repeat("a", 9000) + `"]}`, 400, nil},
 		{"no seeds", "/api/seeds", `{"urls":[]}`, 400, nil},
 		{"relative seed", "/api/seeds", `{"urls":["/x"]}`, 400, nil},
 		{"ftp seed", "/api/seeds", `{"urls":["ftp://a.test/"]}`, 400, nil},

@@ -132,9 +132,6 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 // TestBrowser drives the console in Debian's chromium during a small real
 // crawl of the synthetic web.
 func TestBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test: not in -short mode")
-	}
 	crawl := newLiveCrawl(t, testweb.Config{Seed: 3, Sites: 60, PagesPerSite: 100, Plain: true}, 500*time.Millisecond)
 	s := crawl.console(t, Config{Token: testToken})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
