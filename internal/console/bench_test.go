@@ -24,6 +24,7 @@ import (
 func BenchmarkHostsPage(b *testing.B) {
 	const n = 1_000_000
 	x := newHostIndex(synthHosts(n), time.Hour, time.Now)
+	x.size = func() int { return n }
 	snap := x.snapshot()
 	if len(snap.rows) != n {
 		b.Fatalf("%d rows", len(snap.rows))
@@ -218,7 +219,7 @@ func subscribe(ctx context.Context, base string, n *atomic.Int64) {
 // benchmark: rows only, nothing to act on.
 type synthFrontier struct{ rows func(func(HostRow) bool) }
 
-func (f synthFrontier) Stats() QueueStats           { return QueueStats{} }
+func (f synthFrontier) Stats() QueueStats           { return QueueStats{Hosts: 1_000_000} }
 func (f synthFrontier) Hosts(fn func(HostRow) bool) { f.rows(fn) }
 func (f synthFrontier) Host(h string) (HostRow, error) {
 	return HostRow{}, ErrUnknownHost

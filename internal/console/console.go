@@ -129,6 +129,7 @@ func New(cfg Config, src Sources) (*Server, error) {
 	s := &Server{cfg: cfg, src: src, tokenID: hex.EncodeToString(sum[:4]), hist: newHistory(3600), phist: newHistory(60)}
 	if src.Frontier != nil {
 		s.hosts = newHostIndex(src.Frontier.Hosts, cfg.HostsTTL, cfg.Now)
+		s.hosts.size = func() int { return int(src.Frontier.Stats().Hosts) }
 	}
 	s.hub = newHub(cfg.MaxSubscribers)
 	s.mux = s.routes()

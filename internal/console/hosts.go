@@ -90,8 +90,11 @@ func (q *HostQuery) check() error {
 
 type hostIndex struct {
 	src func(func(HostRow) bool)
-	ttl time.Duration
-	now func() time.Time
+	// size, when set, tells how many rows to expect (the slice is made
+	// that big at once, instead of growing through a dozen copies).
+	size func() int
+	ttl  time.Duration
+	now  func() time.Time
 
 	mu struct {
 		sync.Mutex
@@ -132,6 +135,9 @@ func newHostIndex(src func(func(HostRow) bool), ttl time.Duration, now func() ti
 func (x *hostIndex) build() *hostSnapshot {
 	start := time.Now()
 	s := &hostSnapshot{at: x.now(), orders: map[string][]int32{}}
+	if x.size != nil {
+		s.rows = make([]HostRow, 0, x.size()+x.size()/16)
+	}
 	x.src(func(r HostRow) bool {
 		s.rows = append(s.rows, r)
 		return true
