@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
 )
 
 // fixedProxy is a proxy whose counters the test sets.
@@ -130,5 +132,46 @@ func TestWithSeeds(t *testing.T) {
 	}
 	if st := fx.fr.Stats("", ""); st.Size != 0 {
 		t.Errorf("the frontier got %d URLs directly", st.Size)
+	}
+}
+
+func TestDelaySource(t *testing.T) {
+	t.Parallel()
+	s := time.Second
+	cases := []struct {
+		name string
+		d    politeness.Delays
+		want DelaySource
+	}{
+		{"default", politeness.Delays{Configured: s, Default: s, Effective: s}, SourceDefault},
+		{"manual", politeness.Delays{Configured: 3 * s, Manual: true, Effective: 3 * s}, SourceConfig},
+		{"manual override under robots", politeness.Delays{Configured: s, Manual: true, Override: true, Robots: 5 * s, Effective: s}, SourceConfig},
+		{"robots over manual", politeness.Delays{Configured: s, Manual: true, Robots: 5 * s, Effective: 5 * s}, SourceRobots},
+		{"request-rate", politeness.Delays{Configured: s, Rate: 4 * s, Effective: 4 * s}, SourceRate},
+		{"adaptive", politeness.Delays{Configured: s, Adaptive: 2 * s, Effective: 2 * s}, SourceAdaptive},
+		{"backoff", politeness.Delays{Configured: s, Effective: s, Backoff: 30 * s}, SourceBackoff},
+	}
+	for _, c := range cases {
+		if got := delaySource(c.d); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestHostPoliteness(t *testing.T) {
+	fx := newFixture(t, Config{})
+	fx.put("http://a.test/")
+	if code := fx.act("/api/delay", `{"key":"a.test","delay":"2500ms"}`, nil); code != 200 {
+		t.Fatalf("set delay: %d", code)
+	}
+	var d HostDetail
+	fx.do("GET", "/api/hosts/a.test", "", nil, &d)
+	if d.Politeness == nil || d.Politeness.Delay != 2500*time.Millisecond || d.Politeness.Source != SourceConfig {
+		t.Errorf("politeness = %+v", d.Politeness)
+	}
+	var rows struct{ Delays []DelayRow }
+	fx.do("GET", "/api/delays", "", nil, &rows)
+	if len(rows.Delays) != 1 || rows.Delays[0].Key != "a.test" || rows.Delays[0].Manual != 2500*time.Millisecond {
+		t.Errorf("delays = %+v", rows.Delays)
 	}
 }
