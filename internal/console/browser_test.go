@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/courtesy-crawler/courtesy/internal/proxy"
 	"github.com/courtesy-crawler/courtesy/internal/testweb"
 	"github.com/courtesy-crawler/courtesy/internal/testweb/report"
 )
@@ -133,7 +134,14 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 // crawl of the synthetic web.
 func TestBrowser(t *testing.T) {
 	crawl := newLiveCrawl(t, testweb.Config{Seed: 3, Sites: 60, PagesPerSite: 100, Plain: true}, 500*time.Millisecond)
-	s := crawl.console(t, Config{Token: testToken})
+	// A proxy's counters beside the crawl, so that the proxy view has
+	// something to show.
+	tally := &ProxyTally{Trace: func() []proxy.TraceEntry {
+		return []proxy.TraceEntry{{Time: time.Now(), Client: "127.0.0.1:40000", Method: "GET", URL: "http://site-0003.test/", Status: 429, Outcome: "delay"}}
+	}}
+	tally.Observe(proxy.TraceEntry{Client: "127.0.0.1:40000", Status: 200, Cache: "HIT"})
+	tally.Observe(proxy.TraceEntry{Client: "127.0.0.1:40000", Status: 429, Outcome: "delay"})
+	s := crawl.consoleWith(t, Config{Token: testToken}, tally)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +170,15 @@ func TestBrowser(t *testing.T) {
 		if e := errs.take(); len(e) > 0 {
 			t.Errorf("view %s: browser errors: %q", v, e)
 		}
+	}
+
+	// The proxy view shows the proxy's counters and trace.
+	run(t, b, "proxy view", chromedp.Navigate(base+"/#proxy"), chromedp.WaitVisible(chromedp.CSS("#trace-table tbody tr td")))
+	if got := text(t, b, "#proxy-stats"); !strings.Contains(got, "Cache hit ratio") || !strings.Contains(got, "100 %") {
+		t.Errorf("proxy stats %q", got)
+	}
+	if got := text(t, b, "#trace-table tbody"); !strings.Contains(got, "http://site-0003.test/") {
+		t.Errorf("proxy trace %q", got)
 	}
 
 	// Every form control has a label.

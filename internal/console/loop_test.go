@@ -205,9 +205,14 @@ func (c *liveCrawl) ack(info frontier.URLInfo) {
 
 // console returns a console over the crawl.
 func (c *liveCrawl) console(t tb, cfg Config) *Server {
+	return c.consoleWith(t, cfg, nil)
+}
+
+// consoleWith returns a console over the crawl and px (nil: no proxy).
+func (c *liveCrawl) consoleWith(t tb, cfg Config, px Proxy) *Server {
 	t.Helper()
 	s, err := New(cfg, Sources{Crawl: c, Frontier: FrontierSource(c.fr, ""), Politeness: PolitenessSource(c.gate, c.robots),
-		Nodes: &LocalNode{Crawl: c}})
+		Nodes: &LocalNode{Crawl: c}, Proxy: px})
 	if err != nil {
 		t.Fatal(err)
 	}
