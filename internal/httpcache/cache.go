@@ -390,6 +390,11 @@ func (c *Cache) Lookup(req *http.Request, now time.Time) Result {
 			return c.miss(reqCC)
 		}
 	}
+	if e.Overridden && credentialed(req.Header) {
+		// Stored thanks to the override, for a request without
+		// credentials: never the answer to one with them (override.go).
+		return c.miss(reqCC)
+	}
 	a := Decide(reqCC, PragmaNoCache(req.Header), e.Control, e.Overridden, e.Lifetime, e.Age(now))
 	switch a {
 	case Fresh:
@@ -855,9 +860,13 @@ func variantKey(pk, mediaType string, names, values []string) [16]byte {
 }
 
 // metaVersion is the layout of the metadata records: 2 added the data
-// record number. Records of version 1 (data keyed by variant key) are
-// dropped at Open as corrupt, with their data records.
-const metaVersion = 2
+// record number; 3 has the same layout, and marks caches written since
+// the override was refused to requests with credentials (override.go).
+// Records of earlier versions are dropped at Open as corrupt, with their
+// data records: those of version 1 had data keyed by variant key, and
+// those of version 2 may hold a no-store page fetched with one user's
+// cookie, which no other user may be served.
+const metaVersion = 3
 
 // encodeMeta serializes the index record of v (without its key).
 func encodeMeta(v *variant) []byte { return appendMeta(nil, v) }

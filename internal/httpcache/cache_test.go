@@ -108,6 +108,19 @@ func TestCacheOverride(t *testing.T) {
 	if a := on.Lookup(get(u), t0.Add(25*time.Hour)).Action; a != Stale {
 		t.Errorf("override: after 25h %v, want stale", a)
 	}
+	// A request with credentials is never answered from an overridden
+	// entry: that entry was fetched without them.
+	for _, kv := range [][]string{{"Cookie", "session=bob"}, {"Authorization", "Bearer bob"}} {
+		if a := on.Lookup(get(u, kv...), t0.Add(time.Hour)).Action; a != Miss {
+			t.Errorf("override: request with %s: %v, want miss", kv[0], a)
+		}
+	}
+	// Nor is a response to a request with a cookie stored by the override.
+	if ok, why, _ := on.Store(get(u+"/me", "Cookie", "session=alice"), 200, h, []byte("alice"), t0, t0); ok {
+		t.Error("override stored a no-store response to a request with Cookie")
+	} else if !strings.Contains(why, "Cookie") {
+		t.Errorf("refusal %q does not name the cookie", why)
+	}
 	off, _ := openCache(t, Options{Policy: Policy{DisableOverride: true}})
 	if ok, _, _ := off.Store(get(u), 200, h, []byte("x"), t0, t0); ok {
 		t.Error("strict cache stored a no-store response")

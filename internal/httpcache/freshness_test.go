@@ -157,6 +157,20 @@ func TestStorable(t *testing.T) {
 		{"500 without expiry", "GET", hdr(), 500, hdr(), Policy{}, false},
 		{"500 public", "GET", hdr(), 500, hdr("Cache-Control", "public"), Policy{}, true},
 		{"999 unknown status", "GET", hdr(), 999, hdr("Cache-Control", "max-age=60"), Policy{}, false},
+		// The override never carries one user's page to another.
+		{"override: no-store with Cookie", "GET", hdr("Cookie", "session=alice"), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
+		{"override: no-cache with Cookie", "GET", hdr("Cookie", "session=alice"), 200, hdr("Cache-Control", "no-cache"), Policy{}, false},
+		{"override: empty Cookie line", "GET", hdr("Cookie", ""), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
+		{"override: no-store with Authorization", "GET", hdr("Authorization", "Basic x"), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
+		{"override: no-store public with Authorization (§3.5)", "GET", hdr("Authorization", "Basic x"), 200, hdr("Cache-Control", "no-store, public, s-maxage=60"), Policy{}, false},
+		{"override: no-store with Set-Cookie allowed by policy", "GET", hdr(), 200, hdr("Cache-Control", "no-store", "Set-Cookie", "a=b"), Policy{StoreSetCookie: true}, false},
+		{"override: no-store private", "GET", hdr(), 200, hdr("Cache-Control", "no-store, private"), Policy{}, false},
+		{"override: no-store Vary: *", "GET", hdr(), 200, hdr("Cache-Control", "no-store", "Vary", "*"), Policy{}, false},
+		{"override: no-store Vary: Cookie", "GET", hdr(), 200, hdr("Cache-Control", "no-store", "Vary", "Accept-Encoding, cookie"), Policy{}, false},
+		{"override: no-cache Vary: Authorization", "GET", hdr(), 200, hdr("Cache-Control", "no-cache", "Vary", "Authorization"), Policy{}, false},
+		{"override: request no-store", "GET", hdr("Cache-Control", "no-store"), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
+		{"override: no-store Vary: Accept-Encoding", "GET", hdr(), 200, hdr("Cache-Control", "no-store", "Vary", "Accept-Encoding"), Policy{}, true},
+		{"Cookie without override: max-age stored", "GET", hdr("Cookie", "a=b"), 200, hdr("Cache-Control", "max-age=60"), Policy{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
