@@ -728,7 +728,15 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		if err != nil {
 			x.Error = err.Error()
 			outcome.Err = err
-			return
+			x.outcome = relayOutcome(err)
+			// The status line and part of the body are out. Ending the
+			// response normally would end a chunked body with its last
+			// chunk, and the client would take the cut body for the whole:
+			// the only way left to say it is incomplete is to abort the
+			// connection (net/http closes it without the last chunk).
+			// The trace and the metrics have it first; finish logs it.
+			p.record(x)
+			panic(http.ErrAbortHandler)
 		}
 		// A client that asks again at once must hit the cache, not cost
 		// the origin another request; yet the store (the noarchive scan,
@@ -879,14 +887,14 @@ func relay(w http.ResponseWriter, body io.Reader, limit int64, keep bool, keepMa
 		if m > 0 {
 			if n+int64(m) > limit {
 				m = int(limit - n)
-				rerr = fmt.Errorf("proxy: response body longer than %d bytes: cut", limit)
+				rerr = fmt.Errorf("%w: longer than %d bytes: cut", errResponseTooLarge, limit)
 			}
 			if end != nil && size >= 0 && n+int64(m) >= size {
 				end(n + int64(m))
 				end = nil
 			}
 			if _, werr := w.Write(buf[:m]); werr != nil {
-				return nil, n, false, fmt.Errorf("proxy: write to client: %w", werr)
+				return nil, n, false, fmt.Errorf("%w: %w", errClientWrite, werr)
 			}
 			n += int64(m)
 			if keep {
@@ -913,6 +921,25 @@ func relay(w http.ResponseWriter, body io.Reader, limit int64, keep bool, keepMa
 			return nil, n, false, rerr
 		}
 	}
+}
+
+// Errors of relay, told apart for the trace and the metrics.
+var (
+	errResponseTooLarge = errors.New("proxy: response body over max-response-bytes")
+	errClientWrite      = errors.New("proxy: write to client")
+)
+
+// relayOutcome names a relay error for the trace and the metrics: the
+// body was cut at the limit, the client went away, or the origin broke
+// off.
+func relayOutcome(err error) string {
+	switch {
+	case errors.Is(err, errResponseTooLarge):
+		return "response_too_large"
+	case errors.Is(err, errClientWrite):
+		return "client_gone"
+	}
+	return "upstream_cut"
 }
 
 // upstreamError answers a failed exchange with the origin.
