@@ -96,6 +96,7 @@ type Proxy struct {
 	mitm          *mitm.CA
 	ws            wsSockets // open WebSockets (upgrade.go)
 	tunnelsActive atomic.Int64
+	bodiesReading atomic.Int64 // request bodies being read (body.go)
 	tunnels       sync.WaitGroup
 	closing       chan struct{}
 	closeOnce     sync.Once
@@ -302,6 +303,7 @@ type exchange struct {
 	status  int
 	outcome string
 	ticket  *ticket
+	body    *bufferedBody // the request body, read before admission
 	// recorded: the trace entry and the request count were taken
 	// (record), before the response was flushed.
 	recorded bool
@@ -402,6 +404,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		p.bodiesReading.Add(1)
+		body, err := readBody(w, r, rc.MaxRequestBytes, rc, p.now)
+		p.bodiesReading.Add(-1)
+		if err != nil {
+			refuse(bodyRefusal(w, err, rc))
+			return
+		}
+		defer body.close()
+		x.body = body
+	}
 	permit, f := p.admit(ctx, r.Context(), u, mode, timeout, rc, x)
 	if permit == nil {
 		refuse(f)
@@ -621,10 +634,20 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	out := r.WithContext(ctx)
 	out.RequestURI, out.Host, out.Close = "", "", false
 	out.Header = outHeader(r.Header, p.via)
-	if r.ContentLength == 0 {
-		out.Body = nil
-	} else if r.Body != nil {
-		out.Body = http.MaxBytesReader(w, r.Body, rc.MaxRequestBytes)
+	out.Body, out.GetBody, out.ContentLength, out.TransferEncoding = nil, nil, 0, nil
+	if b := x.body; b != nil && b.n > 0 {
+		// Framed by its length: the whole body is here (body.go).
+		rd, err := b.reader()
+		if err != nil {
+			outcome = politeness.Outcome{Err: err}
+			p.deliver(ctx, w, r, x, func() { p.upstreamError(w, r, x, err) })
+			return
+		}
+		out.Body, out.ContentLength = io.NopCloser(rd), b.n
+		out.GetBody = func() (io.ReadCloser, error) {
+			rd, err := b.reader()
+			return io.NopCloser(rd), err
+		}
 	}
 	revalidating := stale != nil && !conditional(r.Header)
 	if revalidating {
