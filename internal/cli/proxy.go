@@ -77,6 +77,11 @@ type proxyFile struct {
 	} `yaml:"admin"`
 	Service struct {
 		ReserveWindow time.Duration `yaml:"reserve-window"`
+		// ReportClients may report fetch statuses to /politeness/done
+		// (service.Options.ReportClients).
+		ReportClients []string `yaml:"report-clients"`
+		// PublicMonitoring opens /trace and /delays without the token.
+		PublicMonitoring bool `yaml:"public-monitoring"`
 	} `yaml:"service"`
 }
 
@@ -236,6 +241,7 @@ See docs/proxy.md and docs/configuration.md.`)
 	svc, err := service.New(service.Options{
 		Gate: gate, Proxy: px, Cache: cache, Gatherer: reg, AdminToken: token, Logger: log,
 		ReserveWindow: fc.Service.ReserveWindow,
+		ReportClients: fc.Service.ReportClients, PublicMonitoring: fc.Service.PublicMonitoring,
 		Config: func() any {
 			cfgMu.Lock()
 			fc := current
@@ -467,7 +473,7 @@ func applyProxyFile(ctx context.Context, old, nf proxyFile, gate *politeness.Gat
 	if nf.Admin.Token != "" && nf.Admin.Token != old.Admin.Token {
 		svc.SetAdminToken(nf.Admin.Token)
 	}
-	errs = append(errs, px.SetConfig(nf.Proxy))
+	errs = append(errs, px.SetConfig(nf.Proxy), svc.SetTrust(nf.Service.ReportClients, nf.Service.PublicMonitoring))
 	return errors.Join(errs...)
 }
 

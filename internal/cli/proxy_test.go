@@ -439,12 +439,15 @@ func TestProxyServicesAndAdmin(t *testing.T) {
 	if code, body := do("PUT", "/admin/delays/site-0008.test", `{"delay": 2000}`, "Authorization", "Bearer "+tok); code != 200 {
 		t.Errorf("admin put %d %s", code, body)
 	}
-	if code, body := do("GET", "/delays", ""); code != 200 || !strings.Contains(body, `"domain":"site-0008.test","delay":2000`) {
+	if code, _ := do("GET", "/delays", ""); code != 401 {
+		t.Errorf("/delays without the token: %d, want 401 (admin-only by default)", code)
+	}
+	if code, body := do("GET", "/delays", "", "Authorization", "Bearer "+tok); code != 200 || !strings.Contains(body, `"domain":"site-0008.test","delay":2000`) {
 		t.Errorf("/delays %d %s", code, body)
 	}
 	// A request through the proxy shows up in /trace and /metrics.
 	getStatus(t, p.client(), "http://site-0008.test/")
-	if code, body := do("GET", "/trace?limit=5", ""); code != 200 || !strings.Contains(body, "site-0008.test") {
+	if code, body := do("GET", "/trace?limit=5", "", "X-Courtesy-Token", tok); code != 200 || !strings.Contains(body, "site-0008.test") {
 		t.Errorf("/trace %d %s", code, body)
 	}
 	code, body = do("GET", "/metrics", "")
@@ -481,7 +484,7 @@ func TestProxyRestartKeepsState(t *testing.T) {
 				resp.Body.Close()
 				return
 			}
-			_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/delays")
+			_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/delays", "X-Courtesy-Token", p.token(t))
 			if !strings.Contains(body, `"domain":"site-0009.test","delay":3000`) {
 				t.Errorf("delay lost across restart: %s", body)
 			}
@@ -535,7 +538,7 @@ func TestConfigReload(t *testing.T) {
 	write("politeness:\n  domains:\n    - domain: site-0003.test\n      delay: 1000\n  default-domain:\n    domain: default\n    delay: 100\n")
 	p := startProxy(t, w, "--config", cfg)
 	delays := func() string {
-		_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/delays")
+		_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/delays", "X-Courtesy-Token", p.token(t))
 		return body
 	}
 	if d := delays(); !strings.Contains(d, `"domain":"site-0003.test","delay":1000`) || !strings.Contains(d, `"domain":"default","delay":100`) {

@@ -98,3 +98,25 @@ func TestOverrideStillAppliesToAnonymousPages(t *testing.T) {
 		t.Errorf("origin saw %d requests, want 2", n)
 	}
 }
+
+// TestTraceRedactsCredentials: a raw request with user:password in its
+// URL (curl moves them to Authorization; other clients do not) never
+// shows them in the trace, nor caches the answer.
+func TestTraceRedactsCredentials(t *testing.T) {
+	o := newOrigin(t, "", hello)
+	e := newEnv(t, envOpts{cache: true})
+	host := strings.TrimPrefix(o.URL, "http://")
+	line := e.rawRequest("GET http://alice:s3cret@" + host + "/x HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+	if !strings.HasPrefix(line, "HTTP/1.1 200") {
+		t.Fatalf("got %q", line)
+	}
+	waitFor(t, "the trace entry", func() bool { return len(e.proxy.Trace()) > 0 })
+	for _, te := range e.proxy.Trace() {
+		if strings.Contains(te.URL, "s3cret") || strings.Contains(te.URL, "alice") {
+			t.Errorf("trace shows credentials: %s", te.URL)
+		}
+	}
+	if s := e.cache.Stats(); s.Stores != 0 {
+		t.Errorf("a response to a URL with credentials was stored: %+v", s)
+	}
+}

@@ -315,7 +315,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := p.cfg.Load()
 	x := &exchange{start: p.now()}
 	x.Time, x.Client, x.Method = x.start, clientIP(r.RemoteAddr), r.Method
-	x.URL = r.URL.String()
+	x.URL = redactURL(r.URL)
 	if r.Method == http.MethodConnect {
 		x.URL = r.Host
 	}
@@ -694,6 +694,10 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 
 	if revalidating && resp.StatusCode == http.StatusNotModified {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		// The 304's connection fields (Connection: keep-alive, Keep-Alive)
+		// describe this hop only: never merged into the stored response,
+		// or every later hit would send them (RFC 9111 §3.2).
+		removeHopByHop(resp.Header)
 		e, err := p.cache.Freshen(stale, resp.Header, sent, received)
 		if err != nil {
 			p.log.Warn("cache freshen failed", "url", x.URL, "err", err)
@@ -738,6 +742,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		via := h["Via"]
 		h["Via"] = append(via[:len(via):len(via)], p.via)
 		h.Set(HeaderCache, "MISS")
+		addCacheStatus(h, p.fwdStatus(r, stale, resp.StatusCode))
 		if x.WaitMs > 0 {
 			h.Set(HeaderWaitedMs, strconv.FormatInt(x.WaitMs, 10))
 		}
@@ -769,7 +774,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		keep := store && complete
 		var release func()
 		if keep {
-			release = p.cache.Reserve(x.URL)
+			release = p.cache.Reserve(r.URL.String())
 		}
 		// A response of known length is sent now rather than when the
 		// handler returns, so that the store, the log line and the trace
@@ -873,8 +878,22 @@ func conditional(h http.Header) bool {
 		h.Get("If-Match") != "" || h.Get("If-Unmodified-Since") != "" || h.Get("If-Range") != ""
 }
 
+// storableCandidate: a whole response, to a request without credentials
+// in its URL (user:password@ is Authorization in disguise, RFC 9111 §3.5).
 func storableCandidate(r *http.Request, resp *http.Response) bool {
-	return resp.Header.Get("Content-Range") == "" && r.Header.Get("Range") == ""
+	return resp.Header.Get("Content-Range") == "" && r.Header.Get("Range") == "" && r.URL.User == nil
+}
+
+// redactURL is u as the log, the trace and refusals show it: credentials
+// in the URL (http://user:password@host/) never appear, whoever may read
+// them.
+func redactURL(u *url.URL) string {
+	if u.User == nil {
+		return u.String()
+	}
+	c := *u
+	c.User = url.User("redacted")
+	return c.String()
 }
 
 func (p *Proxy) cacheLimit() int64 {
@@ -990,8 +1009,15 @@ func (p *Proxy) serveEntry(w http.ResponseWriter, r *http.Request, x *exchange, 
 	}
 	via := e.Header["Via"]
 	h["Via"] = append(via[:len(via):len(via)], p.via)
-	h.Set("Age", strconv.FormatInt(int64(e.Age(p.now())/time.Second), 10))
+	now := p.now()
+	h.Set("Age", strconv.FormatInt(int64(e.Age(now)/time.Second), 10))
 	h.Set(HeaderCache, label)
+	ttl := strconv.FormatInt(int64((e.Lifetime-e.Age(now))/time.Second), 10)
+	if label == "HIT" {
+		addCacheStatus(h, cacheStatusName+"; hit; ttl="+ttl)
+	} else {
+		addCacheStatus(h, cacheStatusName+"; fwd=stale; fwd-status=304; ttl="+ttl)
+	}
 	x.Cache, x.outcome, x.status = label, outcome, e.Status
 	if e.Status == http.StatusOK && notModified(r.Header, e.Header) {
 		x.status = http.StatusNotModified

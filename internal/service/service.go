@@ -20,7 +20,6 @@ package service
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,7 +68,17 @@ type Options struct {
 	// ReserveWindow is how long a reservation holds its host's slot.
 	// Default 10s.
 	ReserveWindow time.Duration
-	Logger        *slog.Logger
+	// ReportClients are the client networks (CIDRs or addresses) whose
+	// statuses reported to /politeness/done are believed; the admin token
+	// is believed too. Others' reports end their reservations as plain
+	// fetches: a 429 or 503 from them does not put a host into backoff.
+	// Default none.
+	ReportClients []string
+	// PublicMonitoring opens /trace and /delays to every client of the
+	// API; by default they need the admin token (they show every client's
+	// URLs and the shared delays). Default false.
+	PublicMonitoring bool
+	Logger           *slog.Logger
 }
 
 // Service is the API handler. It is safe for concurrent use.
@@ -78,10 +87,13 @@ type Service struct {
 	mux   *http.ServeMux
 	token atomic.Pointer[string]
 
+	trust atomic.Pointer[trust]
+
 	// res guards reserved permits by URL, for POST /politeness/done.
 	res struct {
 		sync.Mutex
-		m map[string]*politeness.Permit
+		m map[string][]*reservation
+		n int // reservations in m
 	}
 }
 
@@ -100,7 +112,10 @@ func New(o Options) (*Service, error) {
 		o.Gatherer = prometheus.NewRegistry()
 	}
 	s := &Service{o: o, mux: http.NewServeMux()}
-	s.res.m = map[string]*politeness.Permit{}
+	s.res.m = map[string][]*reservation{}
+	if err := s.SetTrust(o.ReportClients, o.PublicMonitoring); err != nil {
+		return nil, err
+	}
 	s.SetAdminToken(o.AdminToken)
 	m := s.mux
 	m.HandleFunc("POST /politeness", s.filter)
@@ -116,8 +131,8 @@ func New(o Options) (*Service, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	m.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
-	m.HandleFunc("GET /delays", s.delays)
-	m.HandleFunc("GET /trace", s.trace)
+	m.HandleFunc("GET /delays", s.monitoring(s.delays))
+	m.HandleFunc("GET /trace", s.monitoring(s.trace))
 	m.HandleFunc("GET /cache", s.cacheStats)
 	return s, nil
 }
@@ -135,6 +150,9 @@ type Result struct {
 	Error      *string `json:"error"`
 	Allowed    bool    `json:"allowed"`
 	RetryAfter int64   `json:"retryAfter"`
+	// Reservation is the token that ends this URL's reservation at
+	// /politeness/done; only with ?reserve=true (beyond Listing 8).
+	Reservation string `json:"reservation,omitempty"`
 }
 
 // Messages of Listing 8.
@@ -146,7 +164,8 @@ const (
 // check runs Listing 6's loop over urls: a host already allowed earlier in
 // the batch is refused (the thesis allows one URL per host per batch), then
 // robots.txt and the delay decide.
-func (s *Service) check(ctx context.Context, urls []string, reserve bool) []Result {
+// With reserve, allowed URLs are reserved under token.
+func (s *Service) check(ctx context.Context, urls []string, reserve bool, token string) []Result {
 	out := make([]Result, 0, len(urls))
 	allowed := map[string]time.Duration{} // key → its effective delay
 	cfg := s.o.Gate.Config()
@@ -181,7 +200,8 @@ func (s *Service) check(ctx context.Context, urls []string, reserve bool) []Resu
 			var p *politeness.Permit
 			p, d, err = s.o.Gate.Try(ctx, u, politeness.WithLease(s.o.ReserveWindow))
 			if p != nil {
-				s.remember(u.String(), p)
+				s.remember(u.String(), p, token)
+				res.Reservation = token
 			}
 		} else {
 			d, err = s.o.Gate.Peek(ctx, u)
@@ -223,34 +243,13 @@ func parseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// remember keeps a reservation until it is reported done or expires.
-func (s *Service) remember(u string, p *politeness.Permit) {
-	s.res.Lock()
-	defer s.res.Unlock()
-	if len(s.res.m) >= maxReservations {
-		now := time.Now()
-		for k, old := range s.res.m {
-			if old.Deadline().Before(now) {
-				delete(s.res.m, k)
-			}
-		}
-		if len(s.res.m) >= maxReservations {
-			return // the lease still expires on its own
-		}
-	}
-	if old := s.res.m[u]; old != nil {
-		_ = old.Release()
-	}
-	s.res.m[u] = p
-}
-
 func (s *Service) filter(w http.ResponseWriter, r *http.Request) {
 	urls, err := readURLs(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	results := s.check(r.Context(), urls, reserveParam(r))
+	results := s.check(r.Context(), urls, reserveParam(r), s.reserveToken(w, r))
 	allowed := make([]string, 0, len(results))
 	for _, res := range results {
 		if res.Allowed {
@@ -266,15 +265,32 @@ func (s *Service) verbose(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.check(r.Context(), urls, reserveParam(r)))
+	writeJSON(w, http.StatusOK, s.check(r.Context(), urls, reserveParam(r), s.reserveToken(w, r)))
 }
 
-// done takes [{"url": ..., "status": 200}] for reserved URLs that were
-// fetched, ending their reservations so the host's delay counts from now.
+// reserveToken is the token of a reserving call, sent back in
+// HeaderReservation; "" when the call does not reserve.
+func (s *Service) reserveToken(w http.ResponseWriter, r *http.Request) string {
+	if !reserveParam(r) {
+		return ""
+	}
+	t := newReservationToken()
+	w.Header().Set(HeaderReservation, t)
+	return t
+}
+
+// done takes [{"url": ..., "status": 200, "reservation": TOKEN}] for
+// reserved URLs that were fetched, ending their reservations so the host's
+// delay counts from now. The token may come in HeaderReservation instead,
+// for all reports; the admin token ends any reservation. A status is
+// believed only from a client allowed to report (trust.go); "refused"
+// counts reports for reservations held under another token, "ignored"
+// statuses not believed.
 func (s *Service) done(w http.ResponseWriter, r *http.Request) {
 	var reports []struct {
-		URL    string `json:"url"`
-		Status int    `json:"status"`
+		URL         string `json:"url"`
+		Status      int    `json:"status"`
+		Reservation string `json:"reservation"`
 	}
 	if err := decodeBody(r, &reports); err != nil {
 		writeError(w, err)
@@ -284,22 +300,42 @@ func (s *Service) done(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d reports per call", MaxURLs)})
 		return
 	}
-	ended := 0
-	for _, rep := range reports {
-		s.res.Lock()
-		p := s.res.m[rep.URL]
-		delete(s.res.m, rep.URL)
-		s.res.Unlock()
-		if p != nil {
-			if rep.Status == 0 {
-				_ = p.Release()
-			} else {
-				_ = p.Done(politeness.Outcome{Status: rep.Status})
-			}
-			ended++
-		}
+	admin, reporter := s.isAdmin(r), s.mayReport(r)
+	common := r.Header.Get(HeaderReservation)
+	var out struct {
+		Ended   int `json:"ended"`
+		Refused int `json:"refused,omitempty"`
+		Ignored int `json:"ignored,omitempty"`
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"ended": ended})
+	for _, rep := range reports {
+		token := rep.Reservation
+		if token == "" {
+			token = common
+		}
+		key := rep.URL
+		if u, err := parseURL(rep.URL); err == nil {
+			key = u.String() // as check remembered it
+		}
+		res, exists := s.take(key, token, admin)
+		if res == nil {
+			if exists {
+				out.Refused++
+			}
+			continue
+		}
+		switch {
+		case rep.Status == 0:
+			_ = res.permit.Release()
+		case reporter:
+			_ = res.permit.Done(politeness.Outcome{Status: rep.Status})
+		default:
+			// A fetch happened; its status is not believed.
+			_ = res.permit.Done(politeness.Outcome{})
+			out.Ignored++
+		}
+		out.Ended++
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func reserveParam(r *http.Request) bool {
@@ -414,20 +450,14 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, status, map[string]string{"error": err.Error()})
 }
 
-// admin wraps an admin handler with the token check: Authorization:
-// Bearer TOKEN or X-Courtesy-Token: TOKEN, compared in constant time.
+// admin wraps an admin handler with the token check (isAdmin).
 func (s *Service) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		want := *s.token.Load()
-		if want == "" {
+		if *s.token.Load() == "" {
 			writeError(w, &apiError{http.StatusForbidden, "the admin API is disabled: no admin token is configured"})
 			return
 		}
-		got := r.Header.Get("X-Courtesy-Token")
-		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-			got = strings.TrimSpace(b)
-		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		if !s.isAdmin(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="courtesy-admin"`)
 			writeError(w, &apiError{http.StatusUnauthorized, "a valid admin token is required"})
 			return

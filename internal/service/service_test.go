@@ -156,20 +156,25 @@ func TestReserve(t *testing.T) {
 	f.warm(200 * time.Millisecond)
 	h := f.origin.URL
 	body := `["` + h + `/a"]`
-	_, b := f.call("POST", "/politeness?reserve=true", body)
+	resp, b := f.call("POST", "/politeness?reserve=true", body)
 	if string(bytes.TrimSpace(b)) != `["`+h+`/a"]` {
 		t.Fatalf("first crawler: %s", b)
+	}
+	tok := resp.Header.Get(HeaderReservation)
+	if len(tok) != 32 {
+		t.Fatalf("reservation token %q", tok)
 	}
 	// A second crawler asking at once is not allowed the same host.
 	_, b = f.call("POST", "/politeness/verbose?reserve=true", body)
 	var res []Result
 	json.Unmarshal(b, &res)
-	if len(res) != 1 || res[0].Allowed || res[0].RetryAfter <= 0 {
+	if len(res) != 1 || res[0].Allowed || res[0].RetryAfter <= 0 || res[0].Reservation != "" {
 		t.Fatalf("second crawler: %s", b)
 	}
 	// The first reports its fetch: the slot frees, the delay runs from now.
-	_, b = f.call("POST", "/politeness/done", `[{"url":"`+h+`/a","status":200},{"url":"http://unknown/","status":200}]`)
-	if string(bytes.TrimSpace(b)) != `{"ended":1}` {
+	_, b = f.call("POST", "/politeness/done", `[{"url":"`+h+`/a","status":200},{"url":"http://unknown/","status":200}]`,
+		HeaderReservation, tok)
+	if string(bytes.TrimSpace(b)) != `{"ended":1,"ignored":1}` {
 		t.Errorf("done: %s", b)
 	}
 	time.Sleep(250 * time.Millisecond)
@@ -211,7 +216,7 @@ func TestAdminAPI(t *testing.T) {
 	if json.Unmarshal(b, &st); resp.StatusCode != 200 || st.Effective != 1500 || st.Manual == nil || *st.Manual != 1500 {
 		t.Errorf("get: %d %s", resp.StatusCode, b)
 	}
-	_, b = f.call("GET", "/delays", "")
+	_, b = f.call("GET", "/delays", "", auth...)
 	var list []delayJSON
 	if err := json.Unmarshal(b, &list); err != nil || len(list) != 3 || list[0].Domain != "default" || list[0].Delay != 1000 ||
 		list[1].Domain != "derstandard.at" || list[2].Domain != "orf.at" || !list[2].Override || list[2].Delay != 5000 {
@@ -243,15 +248,17 @@ func TestAdminAPI(t *testing.T) {
 
 func TestMonitoring(t *testing.T) {
 	f := newFixture(t, time.Second)
+	auth := []string{"Authorization", "Bearer " + token}
 	for _, tt := range []struct {
 		path, want string
+		hdr        []string
 	}{
-		{"/health", `{"status":"ok"}`},
-		{"/metrics", "courtesy_test_total 0"},
-		{"/trace", "[]"},
-		{"/cache", `{"enabled":false}`},
+		{"/health", `{"status":"ok"}`, nil},
+		{"/metrics", "courtesy_test_total 0", nil},
+		{"/trace", "[]", auth},
+		{"/cache", `{"enabled":false}`, nil},
 	} {
-		resp, b := f.call("GET", tt.path, "")
+		resp, b := f.call("GET", tt.path, "", tt.hdr...)
 		if resp.StatusCode != 200 || !strings.Contains(string(b), tt.want) {
 			t.Errorf("%s: %d %s", tt.path, resp.StatusCode, b)
 		}
