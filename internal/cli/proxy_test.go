@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/proxy"
 	"github.com/courtesy-crawler/courtesy/internal/redistest"
 	"github.com/courtesy-crawler/courtesy/internal/testweb"
 	"github.com/courtesy-crawler/courtesy/internal/testweb/report"
@@ -704,4 +707,67 @@ func base64Lines(b []byte) string {
 	}
 	out.WriteString(s + "\n")
 	return out.String()
+}
+
+// TestKeepStartOnly: a reload keeps the values in force of keys read only
+// at start, and names them, so that /admin/config shows what runs and the
+// log says what needs a restart.
+func TestKeepStartOnly(t *testing.T) {
+	old := defaultProxyFile()
+	old.UpstreamCAFile = "/etc/a.pem"
+	old.Proxy.MaxHeaderBytes = 1 << 16
+	nf := old
+	nf.UpstreamCAFile = "/etc/b.pem"
+	nf.Cache.Override = false
+	nf.Proxy.MaxHeaderBytes = 1 << 10
+	nf.Proxy.Mode = proxy.ModeReject // applies live
+	got, pending := keepStartOnly(old, nf)
+	if got.UpstreamCAFile != "/etc/a.pem" || !got.Cache.Override || got.Proxy.MaxHeaderBytes != 1<<16 {
+		t.Errorf("start-only values not kept: %+v", got)
+	}
+	if got.Proxy.Mode != proxy.ModeReject {
+		t.Errorf("live key not applied: mode %q", got.Proxy.Mode)
+	}
+	if want := []string{"upstream-ca-file", "cache", "proxy.max-header-bytes"}; !reflect.DeepEqual(pending, want) {
+		t.Errorf("pending %q, want %q", pending, want)
+	}
+	if _, pending := keepStartOnly(old, old); len(pending) != 0 {
+		t.Errorf("unchanged file: pending %q", pending)
+	}
+}
+
+// mapRobots is a RobotsStore in a map, for forgivingRobots.
+type mapRobots map[string]politeness.RobotsEntry
+
+func (m mapRobots) GetRobots(_ context.Context, origin string) (politeness.RobotsEntry, error) {
+	if e, ok := m[origin]; ok {
+		return e, nil
+	}
+	return politeness.RobotsEntry{}, politeness.ErrNotFound
+}
+func (m mapRobots) PutRobots(_ context.Context, e politeness.RobotsEntry) error {
+	m[e.Origin] = e
+	return nil
+}
+func (m mapRobots) DeleteRobots(_ context.Context, origin string) error {
+	delete(m, origin)
+	return nil
+}
+
+// TestForgivingRobots: a stored TLS verification failure is forgotten for
+// a host the operator allowed, and only for it.
+func TestForgivingRobots(t *testing.T) {
+	tlsFail := "Get \"https://self.test/robots.txt\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
+	m := mapRobots{
+		"https://self.test":  {Origin: "https://self.test", Result: politeness.RobotsUnavailable, Err: tlsFail},
+		"https://other.test": {Origin: "https://other.test", Result: politeness.RobotsUnavailable, Err: tlsFail},
+		"https://down.test":  {Origin: "https://down.test", Result: politeness.RobotsUnavailable, Status: 503},
+	}
+	f := forgivingRobots{RobotsStore: m, insecure: func(h string) bool { return h == "self.test" || h == "down.test" }}
+	for origin, wantFound := range map[string]bool{"https://self.test": false, "https://other.test": true, "https://down.test": true} {
+		_, err := f.GetRobots(context.Background(), origin)
+		if found := err == nil; found != wantFound {
+			t.Errorf("%s: found %v (%v), want %v", origin, found, err, wantFound)
+		}
+	}
 }

@@ -57,6 +57,10 @@ type Options struct {
 	// UpstreamTLS configures TLS to origins (intercepted HTTPS); nil
 	// means the system roots.
 	UpstreamTLS *tls.Config
+	// InsecureHosts reports the origin hosts whose certificates are not
+	// verified (an operator's upstream-insecure-hosts; TLSDialer); nil
+	// means none. Asked on every connection.
+	InsecureHosts func(host string) bool
 	// GovernProcs lets the proxy switch the process to one core and
 	// polling reads while its load is low (latency.go, Config.LowLatency).
 	// GOMAXPROCS is process-wide: set it only when the proxy owns the
@@ -162,6 +166,9 @@ func New(cfg Config, o Options) (*Proxy, error) {
 		// Content codings pass through untouched: the client asked for them.
 		DisableCompression: true,
 		TLSClientConfig:    o.UpstreamTLS,
+	}
+	if o.InsecureHosts != nil {
+		p.transport.DialTLSContext = TLSDialer(p.dial, o.UpstreamTLS, o.InsecureHosts)
 	}
 	ho := h1.Options{
 		Dial:           p.dial,
@@ -513,7 +520,7 @@ func (p *Proxy) admit(waitCtx, clientCtx context.Context, u *url.URL, mode Mode,
 	if mode == ModeReject {
 		permit, d, err := p.gate.Try(waitCtx, u)
 		if err != nil {
-			return nil, gateError(err)
+			return nil, gateError(x, err)
 		}
 		if permit == nil {
 			return nil, decisionRefusal(d)
@@ -528,7 +535,7 @@ func (p *Proxy) admit(waitCtx, clientCtx context.Context, u *url.URL, mode Mode,
 		permit, d, err := p.gate.Try(waitCtx, u)
 		switch {
 		case err != nil:
-			return nil, gateError(err)
+			return nil, gateError(x, err)
 		case permit != nil:
 			return permit, refusal{}
 		case d.Reason == politeness.ReasonRobots || d.Reason == politeness.ReasonRobotsUnavailable:
@@ -572,7 +579,7 @@ func (p *Proxy) admit(waitCtx, clientCtx context.Context, u *url.URL, mode Mode,
 		return nil, refusal{http.StatusTooManyRequests, "wait-timeout",
 			fmt.Sprintf("the host's turn did not come within %v", timeout), retry}
 	}
-	return nil, gateError(err)
+	return nil, gateError(x, err)
 }
 
 var errWaitTimeout = errors.New("proxy: wait timeout")
@@ -588,6 +595,16 @@ func decisionRefusal(d politeness.Decision) refusal {
 		}
 		return refusal{http.StatusForbidden, "robots", msg, 0}
 	case politeness.ReasonRobotsUnavailable:
+		// robots.txt could not be fetched; say why when the cause is the
+		// destination, not the origin's robots.txt. The robots cache keeps
+		// the fetch error as text, hence the text match.
+		switch {
+		case strings.Contains(msg, ErrPrivateDestination.Error()):
+			return refusal{http.StatusForbidden, "private-destination", "the host name resolves to a loopback, private or link-local address, which is refused", 0}
+		case tlsVerifyFailed(msg):
+			return refusal{http.StatusBadGateway, "tls-verify-failed",
+				"the origin's TLS certificate could not be verified (" + msg + "); an operator may allow this host with upstream-insecure-hosts", max(d.RetryAfter, 0)}
+		}
 		if msg == "" {
 			msg = "robots.txt is unavailable: the host is treated as disallowing everything"
 		}
@@ -599,8 +616,12 @@ func decisionRefusal(d politeness.Decision) refusal {
 	return refusal{http.StatusTooManyRequests, string(d.Reason), msg, max(d.RetryAfter, time.Millisecond)}
 }
 
-func gateError(err error) refusal {
-	return refusal{http.StatusBadGateway, "gate-error", err.Error(), 0}
+// gateError is the answer when the politeness state fails (Redis down):
+// the client is told so without the cause, which names addresses; the
+// log and the admin-only trace have it.
+func gateError(x *exchange, err error) refusal {
+	x.Error = err.Error()
+	return refusal{http.StatusBadGateway, "gate-error", "the politeness state is unavailable", 0}
 }
 
 // deliver runs write when the request's turn has come: at once, or in

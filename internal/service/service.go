@@ -74,6 +74,10 @@ type Options struct {
 	// fetches: a 429 or 503 from them does not put a host into backoff.
 	// Default none.
 	ReportClients []string
+	// Check reports whether the services' dependencies answer (the
+	// Redis of a cluster); /health answers 503 "degraded" when it fails.
+	// nil: nothing to check.
+	Check func(ctx context.Context) error
 	// PublicMonitoring opens /trace and /delays to every client of the
 	// API; by default they need the admin token (they show every client's
 	// URLs and the shared delays). Default false.
@@ -127,9 +131,7 @@ func New(o Options) (*Service, error) {
 	m.HandleFunc("PUT /admin/delays/{key}", s.admin(s.putDelay))
 	m.HandleFunc("DELETE /admin/delays/{key}", s.admin(s.deleteDelay))
 	m.HandleFunc("GET /admin/config", s.admin(s.config))
-	m.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	m.HandleFunc("GET /health", s.health)
 	m.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	m.HandleFunc("GET /delays", s.monitoring(s.delays))
 	m.HandleFunc("GET /trace", s.monitoring(s.trace))
@@ -207,7 +209,8 @@ func (s *Service) check(ctx context.Context, urls []string, reserve bool, token 
 			d, err = s.o.Gate.Peek(ctx, u)
 		}
 		if err != nil {
-			fail("politeness check failed: "+err.Error(), -1)
+			s.o.Logger.Warn("politeness check failed", "url", raw, "err", err)
+			fail("politeness check failed: "+msgStateDown, -1)
 			continue
 		}
 		if !d.Allowed {
@@ -441,13 +444,41 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
+// msgStateDown is what a client is told when the politeness state (Redis,
+// the store) fails: the cause, with its addresses, goes to the log only.
+const msgStateDown = "the politeness state is unavailable"
+
+// writeError answers err: an apiError with its status and text; anything
+// else is internal, 500 with a fixed text (the log has the error).
 func writeError(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
 	var ae *apiError
 	if errors.As(err, &ae) {
-		status = ae.status
+		writeJSON(w, ae.status, map[string]string{"error": err.Error()})
+		return
 	}
-	writeJSON(w, status, map[string]string{"error": err.Error()})
+	writeJSON(w, http.StatusInternalServerError, map[string]string{"error": msgStateDown})
+}
+
+// internalError logs err and answers it without its detail.
+func (s *Service) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	s.o.Logger.Error("service error", "path", r.URL.Path, "err", err)
+	writeError(w, err)
+}
+
+// health is GET /health: ok, or 503 degraded when Options.Check fails
+// (the cause is logged, not shown).
+func (s *Service) health(w http.ResponseWriter, r *http.Request) {
+	if s.o.Check != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		err := s.o.Check(ctx)
+		cancel()
+		if err != nil {
+			s.o.Logger.Warn("health check failed", "err", err)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "degraded", "politeness": "unavailable"})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // admin wraps an admin handler with the token check (isAdmin).
@@ -500,7 +531,7 @@ func toDelayJSON(d politeness.DelayInfo) delayJSON {
 func (s *Service) delays(w http.ResponseWriter, r *http.Request) {
 	list, err := s.o.Gate.ListDelays(r.Context(), "", MaxDelays+1)
 	if err != nil {
-		writeError(w, err)
+		s.internalError(w, r, err)
 		return
 	}
 	if len(list) > MaxDelays {
@@ -523,7 +554,7 @@ func (s *Service) listDelays(w http.ResponseWriter, r *http.Request) {
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
 	list, err := s.o.Gate.ListDelays(r.Context(), r.URL.Query().Get("after"), limit)
 	if err != nil {
-		writeError(w, err)
+		s.internalError(w, r, err)
 		return
 	}
 	out := make([]delayJSON, 0, len(list))
@@ -540,7 +571,7 @@ func (s *Service) getDelay(w http.ResponseWriter, r *http.Request) {
 	if key == "*" || key == "default" {
 		d, err := s.o.Gate.DefaultDelay(r.Context())
 		if err != nil {
-			writeError(w, err)
+			s.internalError(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, delayJSON{Domain: "default", Delay: d.Milliseconds()})
@@ -570,6 +601,7 @@ func (s *Service) getDelay(w http.ResponseWriter, r *http.Request) {
 	if d.Manual {
 		m := d.Configured.Milliseconds()
 		j.Manual = &m
+		j.FromFile = s.fromFile(r.Context(), key)
 	} else {
 		j.Default = d.Default.Milliseconds()
 	}
@@ -582,6 +614,21 @@ func (s *Service) getDelay(w http.ResponseWriter, r *http.Request) {
 		j.Bandwidth = &b
 	}
 	writeJSON(w, http.StatusOK, j)
+}
+
+// fromFile reports whether key's manual delay comes from the config file,
+// as /delays says: the gate's listing of that one key (the key just
+// before it in byte order is not a key, so "after" that lists key first).
+func (s *Service) fromFile(ctx context.Context, key string) bool {
+	if key == "" {
+		return false
+	}
+	after := key[:len(key)-1]
+	if c := key[len(key)-1]; c > 0 {
+		after += string([]byte{c - 1, 0xff})
+	}
+	list, err := s.o.Gate.ListDelays(ctx, after, 1)
+	return err == nil && len(list) > 0 && list[0].Key == key && list[0].FromFile
 }
 
 // putDelay is PUT /admin/delays/{key} with {"delay": 1500} (milliseconds,
