@@ -1,3 +1,7 @@
+// Over 600 lines: the proxy command wires the gate, cache, proxy,
+// services and config watcher, and owns the YAML file's shape; the
+// wiring reads best in one place.
+
 package cli
 
 import (
@@ -33,7 +37,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/service"
 )
 
-// millis is a delay written in milliseconds, as seed 000 Listing 9 does.
+// millis is a delay written in milliseconds, as the polite-proxy thesis' Listing 9 does.
 type millis int64
 
 func (m millis) duration() time.Duration { return time.Duration(m) * time.Millisecond }
@@ -62,7 +66,7 @@ type proxyFile struct {
 	UpstreamInsecureHosts []string `yaml:"upstream-insecure-hosts"`
 	Politeness            struct {
 		politeness.Config `yaml:",squash"`
-		// Domains and DefaultDomain are seed 000 Listing 9 (delays in ms).
+		// Domains and DefaultDomain are the polite-proxy thesis' Listing 9 (delays in ms).
 		Domains       []listing9Domain `yaml:"domains"`
 		DefaultDomain *listing9Domain  `yaml:"default-domain"`
 	} `yaml:"politeness"`
@@ -113,7 +117,7 @@ type proxyFlags struct {
 // monitoring (docs/proxy.md).
 func runProxy(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "proxy", "", `
-Run the polite forward proxy (seed 000): point http_proxy / https_proxy at
+Run the polite forward proxy (the polite-proxy thesis): point http_proxy / https_proxy at
 it and every request obeys robots.txt and per-host delays. Origin-form
 requests to the same address reach the politeness services
 (POST /politeness, /politeness/verbose), the admin API (/admin/delays,

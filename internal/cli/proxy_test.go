@@ -1,3 +1,7 @@
+// Over 600 lines: the proxy command end to end (real clients, the
+// synthetic web, Redis, config reload), sharing startProxy and its
+// helpers; each test needs the running command.
+
 package cli
 
 import (
@@ -133,6 +137,30 @@ func startProxy(t *testing.T, w *web, args ...string) *proxyProc {
 func (p *proxyProc) client() *http.Client {
 	pu, _ := url.Parse("http://" + p.addr)
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+}
+
+// waitOpen polls the admin API (bounded) until key's host is open: no
+// request in flight and its delay passed.
+func (p *proxyProc) waitOpen(t *testing.T, key string) {
+	t.Helper()
+	tok := p.token(t)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/admin/delays/"+key, "X-Courtesy-Token", tok)
+		if strings.Contains(body, `"open":true`) {
+			return
+		}
+	}
+	t.Fatalf("%s did not open within 10s", key)
+}
+
+// waitLog polls the proxy's log (bounded) for s.
+func (p *proxyProc) waitLog(s string) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(p.stderr.String(), s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *proxyProc) token(t *testing.T) string {
@@ -278,9 +306,10 @@ func TestThesisExperiment(t *testing.T) {
 		p := startProxy(t, w, "--mode", "reject", "--default-delay", "1s")
 		c := p.client()
 		target := "http://site-0005.test/"
-		// Warm up: robots.txt is fetched on the first ask and takes the slot.
+		// Warm up: robots.txt is fetched on the first ask and takes the
+		// slot; the experiment starts once the host is open again.
 		getStatus(t, c, target)
-		time.Sleep(1100 * time.Millisecond)
+		p.waitOpen(t, "site-0005.test")
 		// Each request's send and receive times, client side, decide what
 		// the gate had to answer, whatever the machine's load did to the
 		// ticks: the gate measures the delay from the end of the previous
@@ -558,14 +587,13 @@ func TestConfigReload(t *testing.T) {
 	// Reject mode now: a second quick request to one host gets 429.
 	c := p.client()
 	getStatus(t, c, "http://site-0004.test/")
-	time.Sleep(300 * time.Millisecond)
+	p.waitOpen(t, "site-0004.test") // the robots.txt fetch and its delay are over
 	getStatus(t, c, "http://site-0004.test/")
 	if code, _, _ := getStatus(t, c, "http://site-0004.test/page-1.html"); code != http.StatusTooManyRequests {
 		t.Errorf("mode not reloaded: %d", code)
 	}
 	write("politeness: [broken")
-	time.Sleep(400 * time.Millisecond)
-	if !strings.Contains(p.stderr.String(), "config reload failed") {
+	if !p.waitLog("config reload failed") {
 		t.Errorf("a broken file was not reported: %s", p.stderr.String())
 	}
 }

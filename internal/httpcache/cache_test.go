@@ -73,7 +73,7 @@ func TestCacheFreshStaleMiss(t *testing.T) {
 		{"only-if-cached miss → 504", get(u+"/nope", "Cache-Control", "only-if-cached"), t0, GatewayTimeout},
 		{"only-if-cached fresh", get(u, "Cache-Control", "only-if-cached"), t0, Fresh},
 		{"client no-cache", get(u, "Cache-Control", "no-cache"), t0, Stale},
-		{"accept mismatch (seed 000 §5.4)", get(u, "Accept", "application/json"), t0, Miss},
+		{"accept mismatch (the polite-proxy thesis §5.4)", get(u, "Accept", "application/json"), t0, Miss},
 		{"accept match", get(u, "Accept", "text/html"), t0, Fresh},
 	}
 	for _, tt := range tests {
@@ -99,7 +99,7 @@ func TestCacheFreshStaleMiss(t *testing.T) {
 func TestCacheOverride(t *testing.T) {
 	t.Parallel()
 	u := "http://example.org/nocache"
-	h := hdr("Cache-Control", "no-cache, no-store", "Expires", "Tue, 31 Mar 1981 05:00:00 GMT") // seed 000 Listing 2
+	h := hdr("Cache-Control", "no-cache, no-store", "Expires", "Tue, 31 Mar 1981 05:00:00 GMT") // the polite-proxy thesis' Listing 2
 	on, _ := openCache(t, Options{})
 	mustStore(t, on, get(u), 200, h, "x", t0)
 	if a := on.Lookup(get(u), t0.Add(23*time.Hour)).Action; a != Fresh {

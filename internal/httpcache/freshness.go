@@ -8,12 +8,12 @@ import (
 )
 
 // Policy is the part of Options the pure functions need. The zero value is
-// RFC 9111 plus the thesis override (seed 000 §4.6), with heuristic
+// RFC 9111 plus the thesis override (the polite-proxy thesis §4.6), with heuristic
 // freshness only from Last-Modified.
 type Policy struct {
 	// DisableOverride turns off the thesis override, which is on by
 	// default: a response marked no-cache or no-store is stored anyway and
-	// treated as fresh for OverrideLifetime (seed 000 §4.6). Request
+	// treated as fresh for OverrideLifetime (the polite-proxy thesis §4.6). Request
 	// directives are honoured either way.
 	DisableOverride bool
 	// OverrideLifetime is the freshness given to overridden responses;

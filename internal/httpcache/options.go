@@ -13,7 +13,7 @@ const MaxVaryFields = 16
 // Options tunes a Cache. The zero value is ready to use.
 type Options struct {
 	// Policy is the RFC 9111 policy; its zero value includes the thesis
-	// override (seed 000 §4.6).
+	// override (the polite-proxy thesis §4.6).
 	Policy Policy
 	// MaxBytes bounds the stored entries (encoded size, bytes); past it the
 	// least recently used are evicted. 0 means 256 MiB.

@@ -92,7 +92,7 @@ func (p *Proxy) admit(waitCtx, clientCtx context.Context, u *url.URL, mode Mode,
 
 var errWaitTimeout = errors.New("proxy: wait timeout")
 
-// decisionRefusal turns a gate Decision into the answer of seed 000
+// decisionRefusal turns a gate Decision into the answer of the polite-proxy thesis
 // §4.7.1: 403 for robots.txt, 429 with the wait for the rest.
 func decisionRefusal(d politeness.Decision) refusal {
 	msg := d.Detail

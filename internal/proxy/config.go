@@ -13,14 +13,14 @@ import (
 type Mode string
 
 const (
-	// ModeReject answers 429 with Retry-After (the thesis, seed 000 §4.7.1).
+	// ModeReject answers 429 with Retry-After (the polite-proxy thesis §4.7.1).
 	ModeReject Mode = "reject"
 	// ModeWait holds the request until its turn (bounded by MaxWait), so a
 	// naive loop becomes polite without handling 429. The default.
 	ModeWait Mode = "wait"
 	// ModeSequential is ModeWait plus per-client ordering: responses to one
-	// client are delivered in the order its requests arrived (seed 000
-	// §4.7.2), each within SequentialTimeout.
+	// client are delivered in the order its requests arrived (the polite-proxy
+	// thesis §4.7.2), each within SequentialTimeout.
 	ModeSequential Mode = "sequential"
 )
 
@@ -75,7 +75,7 @@ type Config struct {
 	MaxWait time.Duration `yaml:"max-wait"`
 	// SequentialTimeout bounds the life of a request in sequential mode
 	// (waiting for its turn and its predecessors); past it the request gets
-	// 504. Default 60s (seed 000 §4.7.2: set at startup or per request).
+	// 504. Default 60s (the polite-proxy thesis §4.7.2: set at startup or per request).
 	SequentialTimeout time.Duration `yaml:"sequential-timeout"`
 	// MaxQueuePerHost bounds the requests held for one politeness key;
 	// past it new ones get 503. Default 1000.

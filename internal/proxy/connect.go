@@ -19,7 +19,7 @@ import (
 // invisible inside TLS, so robots.txt applies at host level only: a host
 // whose robots.txt disallows "/" gets 403. The gate is applied per host as
 // for plain requests; the permit is held for the life of the tunnel, so a
-// host gets at most MaxInFlight tunnels at once (seed 000 §4.2: one
+// host gets at most MaxInFlight tunnels at once (the polite-proxy thesis §4.2: one
 // connection per host) and its delay counts from the tunnel's end. A tunnel
 // idle for TunnelIdleTimeout is closed so it does not keep the slot.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, rc *runtimeConfig, x *exchange, mode Mode, timeout time.Duration) {

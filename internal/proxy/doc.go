@@ -1,4 +1,4 @@
-// Package proxy is Courtesy's polite forward proxy (seed 000 §4.7.1-§4.7.2,
+// Package proxy is Courtesy's polite forward proxy (the polite-proxy thesis §4.7.1-§4.7.2,
 // §5.1): naive scripts point http_proxy at it and become polite without
 // changing code.
 //

@@ -13,7 +13,7 @@ import (
 
 // noArchive reports whether the page asks not to be kept in a cache:
 // X-Robots-Tag or, in HTML, a robots meta tag with noarchive (or nocache)
-// for our agent or all robots (seed 000 §7: meta tags). The thesis
+// for our agent or all robots (the polite-proxy thesis §7: meta tags). The thesis
 // override never outranks it. The HTML is only parsed when the word
 // occurs in it, so ordinary pages cost one scan.
 func (p *Proxy) noArchive(u *url.URL, h http.Header, body []byte) bool {

@@ -103,7 +103,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 	}
 
-	// Cache (seed 000 §5.4, RFC 9111).
+	// Cache (the polite-proxy thesis §5.4, RFC 9111).
 	var stale *httpcache.Entry
 	if p.cache != nil {
 		res := p.cache.Lookup(r, p.now())

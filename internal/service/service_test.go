@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,9 +27,28 @@ type fixture struct {
 	gate   *politeness.Gate
 	svc    *Service
 	api    *httptest.Server
+	clk    *fakeClock // the gate's clock
 }
 
-// newFixture: an origin whose robots.txt disallows /suche/ (seed 000
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// newFixture: an origin whose robots.txt disallows /suche/ (the polite-proxy thesis'
 // Listing 8), a gate with delay, and the service in front.
 func newFixture(t *testing.T, delay time.Duration) *fixture {
 	t.Helper()
@@ -40,7 +60,8 @@ func newFixture(t *testing.T, delay time.Duration) *fixture {
 		io.WriteString(w, "page")
 	}))
 	t.Cleanup(origin.Close)
-	g, err := politeness.New(politeness.Config{DefaultDelay: delay}, politeness.Backend{})
+	clk := &fakeClock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	g, err := politeness.New(politeness.Config{DefaultDelay: delay}, politeness.Backend{Now: clk.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,17 +73,17 @@ func newFixture(t *testing.T, delay time.Duration) *fixture {
 	}
 	api := httptest.NewServer(svc)
 	t.Cleanup(api.Close)
-	return &fixture{t: t, origin: origin, gate: g, svc: svc, api: api}
+	return &fixture{t: t, origin: origin, gate: g, svc: svc, api: api, clk: clk}
 }
 
 // warm fetches the origin's robots.txt (which takes the host's slot) and
-// waits out the delay after it.
+// lets the delay after it pass on the gate's clock.
 func (f *fixture) warm(delay time.Duration) {
 	u, _ := url.Parse(f.origin.URL + "/")
 	if _, err := f.gate.Peek(context.Background(), u); err != nil {
 		f.t.Fatal(err)
 	}
-	time.Sleep(delay + 20*time.Millisecond)
+	f.clk.advance(max(delay, 0) + time.Millisecond)
 }
 
 func (f *fixture) call(method, path, body string, hdr ...string) (*http.Response, []byte) {
@@ -177,7 +198,7 @@ func TestReserve(t *testing.T) {
 	if string(bytes.TrimSpace(b)) != `{"ended":1,"ignored":1}` {
 		t.Errorf("done: %s", b)
 	}
-	time.Sleep(250 * time.Millisecond)
+	f.clk.advance(250 * time.Millisecond)
 	_, b = f.call("POST", "/politeness?reserve=true", body)
 	if string(bytes.TrimSpace(b)) != `["`+h+`/a"]` {
 		t.Errorf("after the delay: %s", b)
