@@ -1,3 +1,7 @@
+// Over 600 lines: the proxy command wires the gate, cache, proxy,
+// services and config watcher, and owns the YAML file's shape; the
+// wiring reads best in one place.
+
 package cli
 
 import (
@@ -10,11 +14,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +37,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/service"
 )
 
-// millis is a delay written in milliseconds, as seed 000 Listing 9 does.
+// millis is a delay written in milliseconds, as the polite-proxy thesis' Listing 9 does.
 type millis int64
 
 func (m millis) duration() time.Duration { return time.Duration(m) * time.Millisecond }
@@ -54,9 +60,13 @@ type proxyFile struct {
 	// UpstreamCAFile adds PEM certificates to the system roots trusted for
 	// origins (intercepted HTTPS and robots.txt over HTTPS).
 	UpstreamCAFile string `yaml:"upstream-ca-file"`
-	Politeness     struct {
+	// UpstreamInsecureHosts are origin hosts whose TLS certificates are
+	// not verified (self-signed test servers an operator knows); applies
+	// live.
+	UpstreamInsecureHosts []string `yaml:"upstream-insecure-hosts"`
+	Politeness            struct {
 		politeness.Config `yaml:",squash"`
-		// Domains and DefaultDomain are seed 000 Listing 9 (delays in ms).
+		// Domains and DefaultDomain are the polite-proxy thesis' Listing 9 (delays in ms).
 		Domains       []listing9Domain `yaml:"domains"`
 		DefaultDomain *listing9Domain  `yaml:"default-domain"`
 	} `yaml:"politeness"`
@@ -77,6 +87,11 @@ type proxyFile struct {
 	} `yaml:"admin"`
 	Service struct {
 		ReserveWindow time.Duration `yaml:"reserve-window"`
+		// ReportClients may report fetch statuses to /politeness/done
+		// (service.Options.ReportClients).
+		ReportClients []string `yaml:"report-clients"`
+		// PublicMonitoring opens /trace and /delays without the token.
+		PublicMonitoring bool `yaml:"public-monitoring"`
 	} `yaml:"service"`
 }
 
@@ -102,7 +117,7 @@ type proxyFlags struct {
 // monitoring (docs/proxy.md).
 func runProxy(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "proxy", "", `
-Run the polite forward proxy (seed 000): point http_proxy / https_proxy at
+Run the polite forward proxy (the polite-proxy thesis): point http_proxy / https_proxy at
 it and every request obeys robots.txt and per-host delays. Origin-form
 requests to the same address reach the politeness services
 (POST /politeness, /politeness/verbose), the admin API (/admin/delays,
@@ -166,9 +181,11 @@ See docs/proxy.md and docs/configuration.md.`)
 		Robots: politeness.NewKVRobotsStore(db),
 		Delays: politeness.NewKVDelayStore(db),
 	}
+	var check func(context.Context) error // for /health
 	if fc.Redis != "" {
 		rc := redis.NewClient(&redis.Options{Addr: fc.Redis})
 		defer rc.Close()
+		check = func(ctx context.Context) error { return rc.Ping(ctx).Err() }
 		if err := rc.Ping(ctx).Err(); err != nil {
 			return fmt.Errorf("proxy: redis %s: %w", fc.Redis, err)
 		}
@@ -179,9 +196,21 @@ See docs/proxy.md and docs/configuration.md.`)
 	if err != nil {
 		return usagef("%v", err)
 	}
+	var insecureHosts atomic.Pointer[map[string]bool]
+	setInsecure := func(hosts []string) {
+		m := make(map[string]bool, len(hosts))
+		for _, h := range hosts {
+			m[strings.ToLower(strings.TrimSpace(h))] = true
+		}
+		insecureHosts.Store(&m)
+	}
+	setInsecure(fc.UpstreamInsecureHosts)
+	insecure := func(host string) bool { return (*insecureHosts.Load())[host] }
+	backend.Robots = forgivingRobots{RobotsStore: backend.Robots, insecure: insecure}
+	guarded := proxy.Dialer(res, isPrivateAllowed)
 	backend.HTTPClient = &http.Client{Transport: &http.Transport{
-		TLSClientConfig:     upstreamTLS,
-		DialContext:         proxy.Dialer(res, isPrivateAllowed),
+		DialContext:         guarded,
+		DialTLSContext:      proxy.TLSDialer(guarded, upstreamTLS, insecure),
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     30 * time.Second,
 	}}
@@ -217,7 +246,7 @@ See docs/proxy.md and docs/configuration.md.`)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	px, err := proxy.New(fc.Proxy, proxy.Options{
 		Gate: gate, Cache: cache, Resolver: res, Logger: log, Registry: reg, Counters: counters, MITM: ca,
-		UpstreamTLS: upstreamTLS,
+		UpstreamTLS: upstreamTLS, InsecureHosts: insecure,
 		// The low-load mode sets GOMAXPROCS; an operator who set it
 		// explicitly keeps it.
 		GovernProcs: os.Getenv("GOMAXPROCS") == "",
@@ -236,6 +265,7 @@ See docs/proxy.md and docs/configuration.md.`)
 	svc, err := service.New(service.Options{
 		Gate: gate, Proxy: px, Cache: cache, Gatherer: reg, AdminToken: token, Logger: log,
 		ReserveWindow: fc.Service.ReserveWindow,
+		ReportClients: fc.Service.ReportClients, PublicMonitoring: fc.Service.PublicMonitoring, Check: check,
 		Config: func() any {
 			cfgMu.Lock()
 			fc := current
@@ -313,8 +343,14 @@ See docs/proxy.md and docs/configuration.md.`)
 				}
 				cfgMu.Lock()
 				old := current
+				// Keys read only at start keep their values in force, so
+				// that /admin/config shows what runs.
+				nf, pending := keepStartOnly(old, nf)
 				current = nf
 				cfgMu.Unlock()
+				if len(pending) > 0 {
+					log.Warn("config keys changed that apply only at start: restart to apply them", "file", fl.config, "keys", strings.Join(pending, ","))
+				}
 				if err := applyProxyFile(ctx, old, nf, gate, px, svc); err != nil {
 					log.Error("config reload partly applied", "file", fl.config, "err", err)
 					return
@@ -322,7 +358,8 @@ See docs/proxy.md and docs/configuration.md.`)
 				allowPrivate.Lock()
 				allowPrivate.v = nf.Proxy.AllowPrivate
 				allowPrivate.Unlock()
-				log.Info("config reloaded", "file", fl.config)
+				setInsecure(nf.UpstreamInsecureHosts)
+				log.Info("config reloaded", "file", fl.config, "restart-needed", strings.Join(pending, ","))
 			})
 			if err != nil {
 				errc <- err
@@ -345,6 +382,55 @@ See docs/proxy.md and docs/configuration.md.`)
 	wg.Wait()
 	log.Info("proxy stopped")
 	return runErr
+}
+
+// forgivingRobots is the proxy command's robots store: a stored
+// robots.txt failure caused by a certificate that did not verify is
+// forgotten for the hosts the operator has since allowed
+// (upstream-insecure-hosts), so that allowing a host is not undone by the
+// failure kept from before (across restarts too).
+type forgivingRobots struct {
+	politeness.RobotsStore
+	insecure func(host string) bool
+}
+
+func (f forgivingRobots) GetRobots(ctx context.Context, origin string) (politeness.RobotsEntry, error) {
+	e, err := f.RobotsStore.GetRobots(ctx, origin)
+	if err == nil && e.Result == politeness.RobotsUnavailable && proxy.TLSVerifyFailed(e.Err) {
+		if u, perr := url.Parse(origin); perr == nil && f.insecure(strings.ToLower(u.Hostname())) {
+			return politeness.RobotsEntry{}, politeness.ErrNotFound
+		}
+	}
+	return e, err
+}
+
+// keepStartOnly returns nf with the keys read only at start set back to
+// their values in old (the values in force), and the names of those that
+// changed: a reload says plainly what needs a restart.
+func keepStartOnly(old, nf proxyFile) (proxyFile, []string) {
+	var pending []string
+	keep := func(name string, changed bool, restore func()) {
+		if changed {
+			pending = append(pending, name)
+			restore()
+		}
+	}
+	keep("listen", old.Listen != nf.Listen, func() { nf.Listen = old.Listen })
+	keep("api-listen", old.APIListen != nf.APIListen, func() { nf.APIListen = old.APIListen })
+	keep("data", old.Data != nf.Data, func() { nf.Data = old.Data })
+	keep("redis", old.Redis != nf.Redis, func() { nf.Redis = old.Redis })
+	keep("mitm", old.MITM != nf.MITM, func() { nf.MITM = old.MITM })
+	keep("upstream-ca-file", old.UpstreamCAFile != nf.UpstreamCAFile, func() { nf.UpstreamCAFile = old.UpstreamCAFile })
+	keep("cache", !reflect.DeepEqual(old.Cache, nf.Cache), func() { nf.Cache = old.Cache })
+	keep("service.reserve-window", old.Service.ReserveWindow != nf.Service.ReserveWindow, func() { nf.Service.ReserveWindow = old.Service.ReserveWindow })
+	op, np := &old.Proxy, &nf.Proxy
+	keep("proxy.upstream-header-timeout", op.UpstreamHeaderTimeout != np.UpstreamHeaderTimeout, func() { np.UpstreamHeaderTimeout = op.UpstreamHeaderTimeout })
+	keep("proxy.max-idle-conns-per-host", op.MaxIdleConnsPerHost != np.MaxIdleConnsPerHost, func() { np.MaxIdleConnsPerHost = op.MaxIdleConnsPerHost })
+	keep("proxy.max-idle-conns", op.MaxIdleConns != np.MaxIdleConns, func() { np.MaxIdleConns = op.MaxIdleConns })
+	keep("proxy.idle-conn-timeout", op.IdleConnTimeout != np.IdleConnTimeout, func() { np.IdleConnTimeout = op.IdleConnTimeout })
+	keep("proxy.read-header-timeout", op.ReadHeaderTimeout != np.ReadHeaderTimeout, func() { np.ReadHeaderTimeout = op.ReadHeaderTimeout })
+	keep("proxy.max-header-bytes", op.MaxHeaderBytes != np.MaxHeaderBytes, func() { np.MaxHeaderBytes = op.MaxHeaderBytes })
+	return nf, pending
 }
 
 // upstreamTLSConfig trusts the system roots plus the PEM file, if any.
@@ -467,7 +553,7 @@ func applyProxyFile(ctx context.Context, old, nf proxyFile, gate *politeness.Gat
 	if nf.Admin.Token != "" && nf.Admin.Token != old.Admin.Token {
 		svc.SetAdminToken(nf.Admin.Token)
 	}
-	errs = append(errs, px.SetConfig(nf.Proxy))
+	errs = append(errs, px.SetConfig(nf.Proxy), svc.SetTrust(nf.Service.ReportClients, nf.Service.PublicMonitoring))
 	return errors.Join(errs...)
 }
 

@@ -1,3 +1,7 @@
+// Over 600 lines: the proxy command end to end (real clients, the
+// synthetic web, Redis, config reload), sharing startProxy and its
+// helpers; each test needs the running command.
+
 package cli
 
 import (
@@ -13,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/proxy"
 	"github.com/courtesy-crawler/courtesy/internal/redistest"
 	"github.com/courtesy-crawler/courtesy/internal/testweb"
 	"github.com/courtesy-crawler/courtesy/internal/testweb/report"
@@ -130,6 +137,30 @@ func startProxy(t *testing.T, w *web, args ...string) *proxyProc {
 func (p *proxyProc) client() *http.Client {
 	pu, _ := url.Parse("http://" + p.addr)
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+}
+
+// waitOpen polls the admin API (bounded) until key's host is open: no
+// request in flight and its delay passed.
+func (p *proxyProc) waitOpen(t *testing.T, key string) {
+	t.Helper()
+	tok := p.token(t)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/admin/delays/"+key, "X-Courtesy-Token", tok)
+		if strings.Contains(body, `"open":true`) {
+			return
+		}
+	}
+	t.Fatalf("%s did not open within 10s", key)
+}
+
+// waitLog polls the proxy's log (bounded) for s.
+func (p *proxyProc) waitLog(s string) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(p.stderr.String(), s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *proxyProc) token(t *testing.T) string {
@@ -275,9 +306,10 @@ func TestThesisExperiment(t *testing.T) {
 		p := startProxy(t, w, "--mode", "reject", "--default-delay", "1s")
 		c := p.client()
 		target := "http://site-0005.test/"
-		// Warm up: robots.txt is fetched on the first ask and takes the slot.
+		// Warm up: robots.txt is fetched on the first ask and takes the
+		// slot; the experiment starts once the host is open again.
 		getStatus(t, c, target)
-		time.Sleep(1100 * time.Millisecond)
+		p.waitOpen(t, "site-0005.test")
 		// Each request's send and receive times, client side, decide what
 		// the gate had to answer, whatever the machine's load did to the
 		// ticks: the gate measures the delay from the end of the previous
@@ -439,12 +471,15 @@ func TestProxyServicesAndAdmin(t *testing.T) {
 	if code, body := do("PUT", "/admin/delays/site-0008.test", `{"delay": 2000}`, "Authorization", "Bearer "+tok); code != 200 {
 		t.Errorf("admin put %d %s", code, body)
 	}
-	if code, body := do("GET", "/delays", ""); code != 200 || !strings.Contains(body, `"domain":"site-0008.test","delay":2000`) {
+	if code, _ := do("GET", "/delays", ""); code != 401 {
+		t.Errorf("/delays without the token: %d, want 401 (admin-only by default)", code)
+	}
+	if code, body := do("GET", "/delays", "", "Authorization", "Bearer "+tok); code != 200 || !strings.Contains(body, `"domain":"site-0008.test","delay":2000`) {
 		t.Errorf("/delays %d %s", code, body)
 	}
 	// A request through the proxy shows up in /trace and /metrics.
 	getStatus(t, p.client(), "http://site-0008.test/")
-	if code, body := do("GET", "/trace?limit=5", ""); code != 200 || !strings.Contains(body, "site-0008.test") {
+	if code, body := do("GET", "/trace?limit=5", "", "X-Courtesy-Token", tok); code != 200 || !strings.Contains(body, "site-0008.test") {
 		t.Errorf("/trace %d %s", code, body)
 	}
 	code, body = do("GET", "/metrics", "")
@@ -481,7 +516,7 @@ func TestProxyRestartKeepsState(t *testing.T) {
 				resp.Body.Close()
 				return
 			}
-			_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/delays")
+			_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/delays", "X-Courtesy-Token", p.token(t))
 			if !strings.Contains(body, `"domain":"site-0009.test","delay":3000`) {
 				t.Errorf("delay lost across restart: %s", body)
 			}
@@ -535,7 +570,7 @@ func TestConfigReload(t *testing.T) {
 	write("politeness:\n  domains:\n    - domain: site-0003.test\n      delay: 1000\n  default-domain:\n    domain: default\n    delay: 100\n")
 	p := startProxy(t, w, "--config", cfg)
 	delays := func() string {
-		_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/delays")
+		_, _, body := getStatus(t, http.DefaultClient, "http://"+p.addr+"/delays", "X-Courtesy-Token", p.token(t))
 		return body
 	}
 	if d := delays(); !strings.Contains(d, `"domain":"site-0003.test","delay":1000`) || !strings.Contains(d, `"domain":"default","delay":100`) {
@@ -552,14 +587,13 @@ func TestConfigReload(t *testing.T) {
 	// Reject mode now: a second quick request to one host gets 429.
 	c := p.client()
 	getStatus(t, c, "http://site-0004.test/")
-	time.Sleep(300 * time.Millisecond)
+	p.waitOpen(t, "site-0004.test") // the robots.txt fetch and its delay are over
 	getStatus(t, c, "http://site-0004.test/")
 	if code, _, _ := getStatus(t, c, "http://site-0004.test/page-1.html"); code != http.StatusTooManyRequests {
 		t.Errorf("mode not reloaded: %d", code)
 	}
 	write("politeness: [broken")
-	time.Sleep(400 * time.Millisecond)
-	if !strings.Contains(p.stderr.String(), "config reload failed") {
+	if !p.waitLog("config reload failed") {
 		t.Errorf("a broken file was not reported: %s", p.stderr.String())
 	}
 }
@@ -701,4 +735,67 @@ func base64Lines(b []byte) string {
 	}
 	out.WriteString(s + "\n")
 	return out.String()
+}
+
+// TestKeepStartOnly: a reload keeps the values in force of keys read only
+// at start, and names them, so that /admin/config shows what runs and the
+// log says what needs a restart.
+func TestKeepStartOnly(t *testing.T) {
+	old := defaultProxyFile()
+	old.UpstreamCAFile = "/etc/a.pem"
+	old.Proxy.MaxHeaderBytes = 1 << 16
+	nf := old
+	nf.UpstreamCAFile = "/etc/b.pem"
+	nf.Cache.Override = false
+	nf.Proxy.MaxHeaderBytes = 1 << 10
+	nf.Proxy.Mode = proxy.ModeReject // applies live
+	got, pending := keepStartOnly(old, nf)
+	if got.UpstreamCAFile != "/etc/a.pem" || !got.Cache.Override || got.Proxy.MaxHeaderBytes != 1<<16 {
+		t.Errorf("start-only values not kept: %+v", got)
+	}
+	if got.Proxy.Mode != proxy.ModeReject {
+		t.Errorf("live key not applied: mode %q", got.Proxy.Mode)
+	}
+	if want := []string{"upstream-ca-file", "cache", "proxy.max-header-bytes"}; !reflect.DeepEqual(pending, want) {
+		t.Errorf("pending %q, want %q", pending, want)
+	}
+	if _, pending := keepStartOnly(old, old); len(pending) != 0 {
+		t.Errorf("unchanged file: pending %q", pending)
+	}
+}
+
+// mapRobots is a RobotsStore in a map, for forgivingRobots.
+type mapRobots map[string]politeness.RobotsEntry
+
+func (m mapRobots) GetRobots(_ context.Context, origin string) (politeness.RobotsEntry, error) {
+	if e, ok := m[origin]; ok {
+		return e, nil
+	}
+	return politeness.RobotsEntry{}, politeness.ErrNotFound
+}
+func (m mapRobots) PutRobots(_ context.Context, e politeness.RobotsEntry) error {
+	m[e.Origin] = e
+	return nil
+}
+func (m mapRobots) DeleteRobots(_ context.Context, origin string) error {
+	delete(m, origin)
+	return nil
+}
+
+// TestForgivingRobots: a stored TLS verification failure is forgotten for
+// a host the operator allowed, and only for it.
+func TestForgivingRobots(t *testing.T) {
+	tlsFail := "Get \"https://self.test/robots.txt\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
+	m := mapRobots{
+		"https://self.test":  {Origin: "https://self.test", Result: politeness.RobotsUnavailable, Err: tlsFail},
+		"https://other.test": {Origin: "https://other.test", Result: politeness.RobotsUnavailable, Err: tlsFail},
+		"https://down.test":  {Origin: "https://down.test", Result: politeness.RobotsUnavailable, Status: 503},
+	}
+	f := forgivingRobots{RobotsStore: m, insecure: func(h string) bool { return h == "self.test" || h == "down.test" }}
+	for origin, wantFound := range map[string]bool{"https://self.test": false, "https://other.test": true, "https://down.test": true} {
+		_, err := f.GetRobots(context.Background(), origin)
+		if found := err == nil; found != wantFound {
+			t.Errorf("%s: found %v (%v), want %v", origin, found, err, wantFound)
+		}
+	}
 }

@@ -20,7 +20,7 @@ func MediaType(contentType string) string {
 }
 
 // Acceptable reports whether a stored variant of media type mediaType may
-// answer a request with header h (seed 000 §5.4). A request without Accept,
+// answer a request with header h (the polite-proxy thesis §5.4). A request without Accept,
 // or whose Accept admits "*/*", takes any variant; otherwise the variant's
 // type must match a range with a non-zero quality. A variant without a
 // content type only answers requests that accept anything.

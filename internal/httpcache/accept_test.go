@@ -17,7 +17,7 @@ func TestAcceptable(t *testing.T) {
 		{"no accept takes anything", nil, "text/html", true},
 		{"no accept takes untyped", nil, "", true},
 		{"exact", []string{"text/html"}, "text/html", true},
-		{"exact mismatch (seed 000 §5.4)", []string{"application/json"}, "text/html", false},
+		{"exact mismatch (the polite-proxy thesis §5.4)", []string{"application/json"}, "text/html", false},
 		{"wildcard", []string{"*/*"}, "image/png", true},
 		{"type wildcard", []string{"text/*"}, "text/plain", true},
 		{"type wildcard mismatch", []string{"text/*"}, "image/png", false},

@@ -73,7 +73,7 @@ func TestCacheFreshStaleMiss(t *testing.T) {
 		{"only-if-cached miss → 504", get(u+"/nope", "Cache-Control", "only-if-cached"), t0, GatewayTimeout},
 		{"only-if-cached fresh", get(u, "Cache-Control", "only-if-cached"), t0, Fresh},
 		{"client no-cache", get(u, "Cache-Control", "no-cache"), t0, Stale},
-		{"accept mismatch (seed 000 §5.4)", get(u, "Accept", "application/json"), t0, Miss},
+		{"accept mismatch (the polite-proxy thesis §5.4)", get(u, "Accept", "application/json"), t0, Miss},
 		{"accept match", get(u, "Accept", "text/html"), t0, Fresh},
 	}
 	for _, tt := range tests {
@@ -99,7 +99,7 @@ func TestCacheFreshStaleMiss(t *testing.T) {
 func TestCacheOverride(t *testing.T) {
 	t.Parallel()
 	u := "http://example.org/nocache"
-	h := hdr("Cache-Control", "no-cache, no-store", "Expires", "Tue, 31 Mar 1981 05:00:00 GMT") // seed 000 Listing 2
+	h := hdr("Cache-Control", "no-cache, no-store", "Expires", "Tue, 31 Mar 1981 05:00:00 GMT") // the polite-proxy thesis' Listing 2
 	on, _ := openCache(t, Options{})
 	mustStore(t, on, get(u), 200, h, "x", t0)
 	if a := on.Lookup(get(u), t0.Add(23*time.Hour)).Action; a != Fresh {
@@ -107,6 +107,19 @@ func TestCacheOverride(t *testing.T) {
 	}
 	if a := on.Lookup(get(u), t0.Add(25*time.Hour)).Action; a != Stale {
 		t.Errorf("override: after 25h %v, want stale", a)
+	}
+	// A request with credentials is never answered from an overridden
+	// entry: that entry was fetched without them.
+	for _, kv := range [][]string{{"Cookie", "session=bob"}, {"Authorization", "Bearer bob"}} {
+		if a := on.Lookup(get(u, kv...), t0.Add(time.Hour)).Action; a != Miss {
+			t.Errorf("override: request with %s: %v, want miss", kv[0], a)
+		}
+	}
+	// Nor is a response to a request with a cookie stored by the override.
+	if ok, why, _ := on.Store(get(u+"/me", "Cookie", "session=alice"), 200, h, []byte("alice"), t0, t0); ok {
+		t.Error("override stored a no-store response to a request with Cookie")
+	} else if !strings.Contains(why, "Cookie") {
+		t.Errorf("refusal %q does not name the cookie", why)
 	}
 	off, _ := openCache(t, Options{Policy: Policy{DisableOverride: true}})
 	if ok, _, _ := off.Store(get(u), 200, h, []byte("x"), t0, t0); ok {

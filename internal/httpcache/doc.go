@@ -7,6 +7,7 @@
 //
 //	ParseCacheControl  the Cache-Control field (§5.2), request or response
 //	Storable           may this response be stored at all (§3)
+//	OverrideRefusal    may the no-store override apply to it (override.go)
 //	Lifetime           its freshness lifetime (§4.2.1, heuristics §4.2.2)
 //	InitialAge         its corrected initial age (§4.2.3)
 //	Decide             serve, validate, or answer 504 (§4.2, §5.2.1)
@@ -14,22 +15,36 @@
 // The Cache is what the proxy calls:
 //
 //	c, _ := httpcache.Open(db, httpcache.Options{})
-//	defer c.Close()               // before db.Close
-//	res := c.Lookup(req, now)     // Fresh, Stale (validate), Miss, or GatewayTimeout
-//	c.Store(req, resp, body, t0, t1)
-//	c.Freshen(res.Entry, resp304, t0, t1) // after a successful revalidation
+//	defer c.Close()                                    // before db.Close
+//	res := c.Lookup(req, now)                          // Fresh, Stale (validate), Miss, or GatewayTimeout
+//	ok, why, err := c.Store(req, status, header, body, sent, received)
+//	e, err := c.Freshen(res.Entry, header304, sent, received) // after a 304 to our validation
+//	release := c.Reserve(url)                          // a store is coming: lookups wait for it
+//	c.Invalidate(url)                                  // after a successful unsafe request (§4.4)
 //
-// Keys follow seed 000 §5.4: an entry is found by method and URL, then one
-// of up to Options.MaxVariants stored variants is chosen by the request's
-// values of the response's Vary fields (RFC 9111 §4.1) and by content type:
-// a request whose Accept field names specific media types is only served a
-// variant of an acceptable type. (The thesis keyed on the request's
-// Content-Type field; Accept is the field HTTP defines for this, and it
-// gives the thesis' three keys — exact type, "*/*" and none — for free.)
+// StoreOwned is Store for a caller that hands header and body over
+// without a copy (the proxy, which has just relayed them).
 //
-// The thesis' override (seed 000 §4.6) is Options.Override, on by default:
-// a response marked no-cache or no-store is still stored and treated as
-// fresh for Options.OverrideLifetime (one day). Clients keep full control
-// through request directives (no-cache, max-age, ...), which are always
-// honoured.
+// Keys: an entry is found by method and URL, then one of up to
+// Options.MaxVariants stored variants is chosen by the request's values
+// of the response's Vary fields (RFC 9111 §4.1) and by content type: a
+// request whose Accept field names specific media types is only served a
+// variant of an acceptable type. (The polite-proxy thesis keyed on the
+// request's Content-Type field; Accept is the field HTTP defines for this,
+// and it gives the thesis' three keys — exact type, "*/*" and none — for
+// free.)
+//
+// The thesis' no-store override is on unless Policy.DisableOverride: a
+// response marked no-cache or no-store is still stored and treated as
+// fresh for Policy.OverrideLifetime (one day), except when it is tied to
+// one user (OverrideRefusal: Cookie, Authorization, Set-Cookie, private,
+// Vary on *, Cookie or Authorization). Clients keep full control through
+// request directives (no-cache, max-age, ...), which are always honoured.
+//
+// Files: options.go (Options), cache.go (Cache, Open, Close, Stats),
+// lookup.go (Lookup, Reserve), variants.go (Vary and media-type
+// selection), store.go (Store, Freshen, Invalidate), lru.go (eviction and
+// the memory tier), writer.go (the batching writer goroutine), meta.go and
+// entry.go (record encodings), freshness.go, cachecontrol.go, accept.go
+// and override.go (the pure rules).
 package httpcache

@@ -24,7 +24,7 @@ type Entry struct {
 	ResponseTime time.Time // when the response was received
 
 	// MediaType is the lower-cased Content-Type without parameters, "" if
-	// none: the seed 000 §5.4 part of the key.
+	// none: the polite-proxy thesis §5.4 part of the key.
 	MediaType string
 	// VaryNames are the canonical names of the response's Vary fields and
 	// VaryValues the request's normalized values of them (RFC 9111 §4.1).

@@ -8,12 +8,12 @@ import (
 )
 
 // Policy is the part of Options the pure functions need. The zero value is
-// RFC 9111 plus the thesis override (seed 000 §4.6), with heuristic
+// RFC 9111 plus the thesis override (the polite-proxy thesis §4.6), with heuristic
 // freshness only from Last-Modified.
 type Policy struct {
 	// DisableOverride turns off the thesis override, which is on by
 	// default: a response marked no-cache or no-store is stored anyway and
-	// treated as fresh for OverrideLifetime (seed 000 §4.6). Request
+	// treated as fresh for OverrideLifetime (the polite-proxy thesis §4.6). Request
 	// directives are honoured either way.
 	DisableOverride bool
 	// OverrideLifetime is the freshness given to overridden responses;
@@ -91,10 +91,18 @@ func Storable(method string, reqHeader http.Header, reqCC Directives, status int
 	case !p.StoreSetCookie && len(respHeader.Values("Set-Cookie")) > 0:
 		return false, "response sets a cookie"
 	}
+	overridden := Overridden(respCC, p)
+	if overridden {
+		// The override must not carry one user's page to another
+		// (override.go): a response that needs it but may not have it is
+		// not stored.
+		if why := OverrideRefusal(reqHeader, respHeader, respCC); why != "" {
+			return false, "no-cache/no-store not overridden: " + why
+		}
+	}
 	// §3: explicit expiration, a heuristically cacheable status, public,
 	// or (with the override) a no-cache / no-store response.
 	explicit := respCC.MaxAge >= 0 || respCC.SMaxAge >= 0 || respHeader.Get("Expires") != ""
-	overridden := !p.DisableOverride && (respCC.NoCache || respCC.NoStore)
 	if explicit || heuristicStatus(status) || respCC.Public || overridden {
 		return true, ""
 	}

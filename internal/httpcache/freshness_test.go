@@ -42,7 +42,7 @@ func TestLifetime(t *testing.T) {
 		{"no heuristic for 302", 302, hdr("Date", httpDate(t0), "Last-Modified", httpDate(t0.Add(-10*time.Hour))), strict, 0},
 		{"nothing: default heuristic 0", 200, hdr(), strict, 0},
 		{"nothing: configured default", 404, hdr(), Policy{HeuristicDefault: time.Minute}, time.Minute},
-		{"override: no-cache fresh for a day (seed 000 §4.6)", 200, hdr("Cache-Control", "no-cache, max-age=0"), Policy{}, 24 * time.Hour},
+		{"override: no-cache fresh for a day (the polite-proxy thesis §4.6)", 200, hdr("Cache-Control", "no-cache, max-age=0"), Policy{}, 24 * time.Hour},
 		{"override: no-store with custom lifetime", 200, hdr("Cache-Control", "no-store"), Policy{OverrideLifetime: time.Hour}, time.Hour},
 		{"override off: no-cache max-age=0", 200, hdr("Cache-Control", "no-cache, max-age=0"), strict, 0},
 	}
@@ -99,7 +99,7 @@ func TestDecide(t *testing.T) {
 		{"request no-cache validates (§5.2.1.4)", "no-cache", "", false, false, time.Hour, 0, Stale},
 		{"pragma no-cache validates (§5.4)", "", "", true, false, time.Hour, 0, Stale},
 		{"response no-cache validates (§5.2.2.4)", "", "no-cache", false, false, time.Hour, 0, Stale},
-		{"response no-cache overridden (seed 000 §4.6)", "", "no-cache", false, true, 24 * time.Hour, time.Hour, Fresh},
+		{"response no-cache overridden (the polite-proxy thesis §4.6)", "", "no-cache", false, true, 24 * time.Hour, time.Hour, Fresh},
 		{"request no-cache beats the override", "no-cache", "no-cache", false, true, 24 * time.Hour, time.Hour, Stale},
 		{"request max-age too young (§5.2.1.1)", "max-age=10", "", false, false, time.Hour, 20 * time.Second, Stale},
 		{"request max-age satisfied", "max-age=30", "", false, false, time.Hour, 20 * time.Second, Fresh},
@@ -147,7 +147,7 @@ func TestStorable(t *testing.T) {
 		{"302 with max-age", "GET", hdr(), 302, hdr("Cache-Control", "max-age=60"), Policy{}, true},
 		{"request no-store binds (§5.2.1.5)", "GET", hdr("Cache-Control", "no-store"), 200, hdr(), Policy{}, false},
 		{"response private (§5.2.2.7)", "GET", hdr(), 200, hdr("Cache-Control", "private, max-age=60"), Policy{}, false},
-		{"response no-store overridden (seed 000 §4.6)", "GET", hdr(), 200, hdr("Cache-Control", "no-store"), Policy{}, true},
+		{"response no-store overridden (the polite-proxy thesis §4.6)", "GET", hdr(), 200, hdr("Cache-Control", "no-store"), Policy{}, true},
 		{"response no-store strict", "GET", hdr(), 200, hdr("Cache-Control", "no-store"), Policy{DisableOverride: true}, false},
 		{"Vary: * (§4.1)", "GET", hdr(), 200, hdr("Vary", "Accept, *"), Policy{}, false},
 		{"Authorization without public (§3.5)", "GET", hdr("Authorization", "Basic x"), 200, hdr("Cache-Control", "max-age=60"), Policy{}, false},
@@ -157,6 +157,20 @@ func TestStorable(t *testing.T) {
 		{"500 without expiry", "GET", hdr(), 500, hdr(), Policy{}, false},
 		{"500 public", "GET", hdr(), 500, hdr("Cache-Control", "public"), Policy{}, true},
 		{"999 unknown status", "GET", hdr(), 999, hdr("Cache-Control", "max-age=60"), Policy{}, false},
+		// The override never carries one user's page to another.
+		{"override: no-store with Cookie", "GET", hdr("Cookie", "session=alice"), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
+		{"override: no-cache with Cookie", "GET", hdr("Cookie", "session=alice"), 200, hdr("Cache-Control", "no-cache"), Policy{}, false},
+		{"override: empty Cookie line", "GET", hdr("Cookie", ""), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
+		{"override: no-store with Authorization", "GET", hdr("Authorization", "Basic x"), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
+		{"override: no-store public with Authorization (§3.5)", "GET", hdr("Authorization", "Basic x"), 200, hdr("Cache-Control", "no-store, public, s-maxage=60"), Policy{}, false},
+		{"override: no-store with Set-Cookie allowed by policy", "GET", hdr(), 200, hdr("Cache-Control", "no-store", "Set-Cookie", "a=b"), Policy{StoreSetCookie: true}, false},
+		{"override: no-store private", "GET", hdr(), 200, hdr("Cache-Control", "no-store, private"), Policy{}, false},
+		{"override: no-store Vary: *", "GET", hdr(), 200, hdr("Cache-Control", "no-store", "Vary", "*"), Policy{}, false},
+		{"override: no-store Vary: Cookie", "GET", hdr(), 200, hdr("Cache-Control", "no-store", "Vary", "Accept-Encoding, cookie"), Policy{}, false},
+		{"override: no-cache Vary: Authorization", "GET", hdr(), 200, hdr("Cache-Control", "no-cache", "Vary", "Authorization"), Policy{}, false},
+		{"override: request no-store", "GET", hdr("Cache-Control", "no-store"), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
+		{"override: no-store Vary: Accept-Encoding", "GET", hdr(), 200, hdr("Cache-Control", "no-store", "Vary", "Accept-Encoding"), Policy{}, true},
+		{"Cookie without override: max-age stored", "GET", hdr("Cookie", "a=b"), 200, hdr("Cache-Control", "max-age=60"), Policy{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,5 +1,5 @@
-// Package mitm intercepts TLS for `courtesy proxy --mitm` (issue 4,
-// HTTPS; seed 000 §7 names HTTPS as the thesis' open work): a local
+// Package mitm intercepts TLS for `courtesy proxy --mitm` (HTTPS, which
+// the polite-proxy thesis §7 names as its open work): a local
 // certificate authority mints a certificate for each host a client
 // tunnels to, the proxy terminates the client's TLS with it, and the
 // HTTP requests inside go through the same pipeline as plain HTTP —

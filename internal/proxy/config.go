@@ -13,14 +13,14 @@ import (
 type Mode string
 
 const (
-	// ModeReject answers 429 with Retry-After (the thesis, seed 000 §4.7.1).
+	// ModeReject answers 429 with Retry-After (the polite-proxy thesis §4.7.1).
 	ModeReject Mode = "reject"
 	// ModeWait holds the request until its turn (bounded by MaxWait), so a
 	// naive loop becomes polite without handling 429. The default.
 	ModeWait Mode = "wait"
 	// ModeSequential is ModeWait plus per-client ordering: responses to one
-	// client are delivered in the order its requests arrived (seed 000
-	// §4.7.2), each within SequentialTimeout.
+	// client are delivered in the order its requests arrived (the polite-proxy
+	// thesis §4.7.2), each within SequentialTimeout.
 	ModeSequential Mode = "sequential"
 )
 
@@ -75,7 +75,7 @@ type Config struct {
 	MaxWait time.Duration `yaml:"max-wait"`
 	// SequentialTimeout bounds the life of a request in sequential mode
 	// (waiting for its turn and its predecessors); past it the request gets
-	// 504. Default 60s (seed 000 §4.7.2: set at startup or per request).
+	// 504. Default 60s (the polite-proxy thesis §4.7.2: set at startup or per request).
 	SequentialTimeout time.Duration `yaml:"sequential-timeout"`
 	// MaxQueuePerHost bounds the requests held for one politeness key;
 	// past it new ones get 503. Default 1000.
@@ -98,6 +98,14 @@ type Config struct {
 	// MaxRequestBytes bounds a request body forwarded upstream. Default
 	// 32 MiB.
 	MaxRequestBytes int64 `yaml:"max-request-bytes"`
+	// ClientBodyTimeout and ClientBodyMinRate bound the reading of a
+	// request body, which is read whole before the request takes its
+	// host's slot (body.go): the body must come within ClientBodyTimeout
+	// plus one second per ClientBodyMinRate bytes received, or the client
+	// gets 408. Defaults 20s and 500 bytes/s (Apache mod_reqtimeout's
+	// body=20,MinRate=500).
+	ClientBodyTimeout time.Duration `yaml:"client-body-timeout"`
+	ClientBodyMinRate int64         `yaml:"client-body-min-rate"`
 	// MaxIdleConnsPerHost is how many idle origin connections are kept per
 	// host. Default 256 (net/http's 2 doubled the CPU per request).
 	MaxIdleConnsPerHost int `yaml:"max-idle-conns-per-host"`
@@ -211,7 +219,7 @@ func (c Config) Validate() error {
 		name string
 		v    time.Duration
 	}{{"max-wait", c.MaxWait}, {"sequential-timeout", c.SequentialTimeout}, {"upstream-header-timeout", c.UpstreamHeaderTimeout},
-		{"upstream-timeout", c.UpstreamTimeout}, {"tunnel-timeout", c.TunnelTimeout}, {"tunnel-idle-timeout", c.TunnelIdleTimeout}, {"read-header-timeout", c.ReadHeaderTimeout}} {
+		{"upstream-timeout", c.UpstreamTimeout}, {"tunnel-timeout", c.TunnelTimeout}, {"tunnel-idle-timeout", c.TunnelIdleTimeout}, {"read-header-timeout", c.ReadHeaderTimeout}, {"client-body-timeout", c.ClientBodyTimeout}} {
 		if d.v < 0 {
 			bad("%s must not be negative, got %v", d.name, d.v)
 		}
@@ -224,7 +232,7 @@ func (c Config) Validate() error {
 			bad("%s %d outside 0..%d", n.name, n.v, maxQueueLimit)
 		}
 	}
-	if c.MaxResponseBytes < 0 || c.MaxRequestBytes < 0 {
+	if c.MaxResponseBytes < 0 || c.MaxRequestBytes < 0 || c.ClientBodyMinRate < 0 {
 		bad("byte limits must not be negative")
 	}
 	if c.MaxHeaderBytes < 0 || c.MaxHeaderBytes > 16<<20 {
@@ -285,6 +293,10 @@ func (c Config) withDefaults() Config {
 	def(&c.TunnelTimeout, 10*time.Minute)
 	def(&c.TunnelIdleTimeout, 30*time.Second)
 	def(&c.ReadHeaderTimeout, 10*time.Second)
+	def(&c.ClientBodyTimeout, 20*time.Second)
+	if c.ClientBodyMinRate == 0 {
+		c.ClientBodyMinRate = 500
+	}
 	defInt(&c.MaxHeaderBytes, 64<<10)
 	defInt(&c.MaxQueuePerHost, 1000)
 	defInt(&c.MaxQueue, 10000)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,31 +19,24 @@ import (
 // invisible inside TLS, so robots.txt applies at host level only: a host
 // whose robots.txt disallows "/" gets 403. The gate is applied per host as
 // for plain requests; the permit is held for the life of the tunnel, so a
-// host gets at most MaxInFlight tunnels at once (seed 000 §4.2: one
+// host gets at most MaxInFlight tunnels at once (the polite-proxy thesis §4.2: one
 // connection per host) and its delay counts from the tunnel's end. A tunnel
 // idle for TunnelIdleTimeout is closed so it does not keep the slot.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, rc *runtimeConfig, x *exchange, mode Mode, timeout time.Duration) {
-	refuse := func(f refusal) {
-		x.status, x.outcome = f.status, strings.ReplaceAll(f.reason, "-", "_")
-		if x.Error == "" {
-			x.Error = f.message
-		}
-		f.write(w, r, x.URL)
-	}
 	host, portStr, err := net.SplitHostPort(r.Host)
 	port, perr := strconv.Atoi(portStr)
 	switch {
 	case err != nil || host == "" || perr != nil:
-		refuse(refusal{http.StatusBadRequest, "bad-request", "CONNECT needs host:port", 0})
+		p.refuse(w, r, x, refusal{http.StatusBadRequest, "bad-request", "CONNECT needs host:port", 0})
 		return
 	case !rc.ports[port]:
-		refuse(refusal{http.StatusForbidden, "connect-port", "CONNECT to port " + portStr + " is not allowed", 0})
+		p.refuse(w, r, x, refusal{http.StatusForbidden, "connect-port", "CONNECT to port " + portStr + " is not allowed", 0})
 		return
 	case p.isLoop(r, r.Host, portStr):
-		refuse(refusal{http.StatusLoopDetected, "loop", "the request targets the proxy itself", 0})
+		p.refuse(w, r, x, refusal{http.StatusLoopDetected, "loop", "the request targets the proxy itself", 0})
 		return
 	case !rc.AllowPrivate && literalInternal(host):
-		refuse(refusal{http.StatusForbidden, "private-destination", "loopback, private and link-local destinations are refused", 0})
+		p.refuse(w, r, x, refusal{http.StatusForbidden, "private-destination", "loopback, private and link-local destinations are refused", 0})
 		return
 	}
 	if p.mitm != nil {
@@ -61,9 +53,8 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, rc *runtimeConfi
 	if mode == ModeSequential {
 		mode = ModeWait // a tunnel carries its own order
 	}
-	permit, f := p.admit(r.Context(), r.Context(), u, mode, timeout, rc, x)
+	permit := p.admitOrRefuse(r.Context(), w, r, u, mode, timeout, rc, x)
 	if permit == nil {
-		refuse(f)
 		return
 	}
 	p.trackActive(x.key, 1)
@@ -83,7 +74,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, rc *runtimeConfi
 	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		outcome.Err = err
-		refuse(refusal{http.StatusInternalServerError, "hijack", "cannot take over the connection", 0})
+		p.refuse(w, r, x, refusal{http.StatusInternalServerError, "hijack", "cannot take over the connection", 0})
 		return
 	}
 	defer client.Close()

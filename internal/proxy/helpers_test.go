@@ -104,6 +104,32 @@ type envOpts struct {
 	pol      politeness.Config
 	cache    bool
 	gateHTTP *http.Client
+	// now is the clock of the gate and the proxy; nil means time.Now.
+	// A test that injects one may use reject mode only: wait mode's
+	// timers run on the real clock.
+	now func() time.Time
+}
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -111,7 +137,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.pol.DefaultDelay == 0 {
 		o.pol.DefaultDelay = -1 // no delay unless the test asks
 	}
-	g, err := politeness.New(o.pol, politeness.Backend{HTTPClient: o.gateHTTP})
+	g, err := politeness.New(o.pol, politeness.Backend{HTTPClient: o.gateHTTP, Now: o.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +157,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if !o.cfg.AllowPrivate && o.cfg.AllowedClients == nil {
 		o.cfg.AllowPrivate = true // test origins live on loopback
 	}
-	p, err := New(o.cfg, Options{Gate: g, Cache: e.cache})
+	p, err := New(o.cfg, Options{Gate: g, Cache: e.cache, Now: o.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,9 @@ func newMetrics(p *Proxy, reg prometheus.Registerer, counters *politeness.Counte
 		gauge("courtesy_proxy_sequential_clients", "Sequential clients with outstanding requests.", func() float64 {
 			return float64(p.seq.size())
 		}),
+		gauge("courtesy_proxy_request_bodies_reading", "Request bodies being read from clients, before their requests take a host's slot.", func() float64 {
+			return float64(p.bodiesReading.Load())
+		}),
 		gauge("courtesy_proxy_tunnels_active", "Open CONNECT tunnels.", func() float64 {
 			return float64(p.tunnelsActive.Load())
 		}),

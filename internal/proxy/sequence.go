@@ -6,7 +6,7 @@ import (
 )
 
 // sequencer delivers the responses to one client in the order its requests
-// arrived (seed 000 §4.7.2). Each request takes a ticket on arrival; before
+// arrived (the polite-proxy thesis §4.7.2). Each request takes a ticket on arrival; before
 // writing its response it waits until the previous ticket of the same
 // client is done (answered, failed or timed out).
 type sequencer struct {

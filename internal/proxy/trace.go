@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// TraceEntry is one request as GET /trace shows it (seed 000 §5.10).
+// TraceEntry is one request as GET /trace shows it (the polite-proxy thesis §5.10).
 type TraceEntry struct {
 	Time       time.Time `json:"time"`
 	Client     string    `json:"client"`

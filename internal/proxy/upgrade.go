@@ -12,7 +12,6 @@ import (
 	"net/textproto"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -120,39 +119,31 @@ var errWebSocketCap = errors.New("proxy: websocket byte cap reached")
 // comment at the top of this file). ServeHTTP calls it after the loop
 // check and the SSRF guard.
 func (p *Proxy) upgrade(w http.ResponseWriter, r *http.Request, u *url.URL, rc *runtimeConfig, x *exchange, mode Mode, timeout time.Duration) {
-	refuse := func(f refusal) {
-		x.status, x.outcome = f.status, strings.ReplaceAll(f.reason, "-", "_")
-		if x.Error == "" {
-			x.Error = f.message
-		}
-		f.write(w, r, x.URL)
-	}
 	switch {
 	case r.Method != http.MethodGet || !r.ProtoAtLeast(1, 1):
-		refuse(refusal{http.StatusBadRequest, "bad-request", "a WebSocket handshake is an HTTP/1.1 GET (RFC 6455 §4.1)", 0})
+		p.refuse(w, r, x, refusal{http.StatusBadRequest, "bad-request", "a WebSocket handshake is an HTTP/1.1 GET (RFC 6455 §4.1)", 0})
 		return
 	case r.ContentLength != 0:
-		refuse(refusal{http.StatusBadRequest, "bad-request", "a WebSocket handshake has no body", 0})
+		p.refuse(w, r, x, refusal{http.StatusBadRequest, "bad-request", "a WebSocket handshake has no body", 0})
 		return
 	}
 	if mode == ModeSequential {
 		mode = ModeWait // a socket carries its own order
 	}
-	permit, f := p.admit(r.Context(), r.Context(), u, mode, timeout, rc, x)
+	permit := p.admitOrRefuse(r.Context(), w, r, u, mode, timeout, rc, x)
 	if permit == nil {
-		refuse(f)
 		return
 	}
 	ws := rc.WebSocket
 	switch p.ws.take(x.key, ws.MaxPerHost, ws.MaxOpen) {
 	case "host":
 		_ = permit.Release()
-		refuse(refusal{http.StatusTooManyRequests, "websocket-limit",
+		p.refuse(w, r, x, refusal{http.StatusTooManyRequests, "websocket-limit",
 			fmt.Sprintf("%s already has %d open WebSocket(s) through this proxy", x.key, ws.MaxPerHost), ws.IdleTimeout})
 		return
 	case "total":
 		_ = permit.Release()
-		refuse(refusal{http.StatusServiceUnavailable, "websocket-limit", "too many open WebSockets", time.Second})
+		p.refuse(w, r, x, refusal{http.StatusServiceUnavailable, "websocket-limit", "too many open WebSockets", time.Second})
 		return
 	}
 	// The socket is recorded (trace, metrics; finish still writes the
@@ -217,7 +208,7 @@ func (p *Proxy) upgrade(w http.ResponseWriter, r *http.Request, u *url.URL, rc *
 	// the proxy, rather than splice an unknown protocol.
 	if !headerHasToken(resp.Header, "Upgrade", "websocket") || !headerHasToken(resp.Header, "Connection", "upgrade") {
 		outcome.Err = errors.New("proxy: 101 without Upgrade: websocket")
-		refuse(refusal{http.StatusBadGateway, "bad-upgrade", "the origin switched protocols without Upgrade: websocket", 0})
+		p.refuse(w, r, x, refusal{http.StatusBadGateway, "bad-upgrade", "the origin switched protocols without Upgrade: websocket", 0})
 		return
 	}
 	// The origin's 101 ends the handshake: free the host's slot before
@@ -232,7 +223,7 @@ func (p *Proxy) upgrade(w http.ResponseWriter, r *http.Request, u *url.URL, rc *
 	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		outcome.Err = err
-		refuse(refusal{http.StatusInternalServerError, "hijack", "cannot take over the connection", 0})
+		p.refuse(w, r, x, refusal{http.StatusInternalServerError, "hijack", "cannot take over the connection", 0})
 		return
 	}
 	defer client.Close()

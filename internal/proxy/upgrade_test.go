@@ -1,3 +1,7 @@
+// Over 600 lines: a minimal hand-written WebSocket client and server
+// (RFC 6455 framing) and the tests that drive the proxy's upgrade path
+// with them; the helpers are used by these tests only.
+
 package proxy
 
 import (

@@ -1,5 +1,5 @@
 // Package service is Courtesy's HTTP JSON API beside the proxy: the
-// politeness services for mature crawlers (seed 000 §4.7.3, §5.7), the
+// politeness services for mature crawlers (the polite-proxy thesis §4.7.3, §5.7), the
 // admin API for delays and configuration (§5.6, §5.9), and monitoring
 // (§5.10).
 //
@@ -18,9 +18,7 @@
 package service
 
 import (
-	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +46,7 @@ const (
 	MaxBodyBytes = 1 << 20
 	// MaxURLs bounds the URLs of one politeness call.
 	MaxURLs = 1000
-	// MaxDelays is the most entries GET /delays returns (seed 000 §5.10).
+	// MaxDelays is the most entries GET /delays returns (the polite-proxy thesis §5.10).
 	MaxDelays = 2000
 	// maxReservations bounds the reservations remembered for /done.
 	maxReservations = 100_000
@@ -69,7 +67,21 @@ type Options struct {
 	// ReserveWindow is how long a reservation holds its host's slot.
 	// Default 10s.
 	ReserveWindow time.Duration
-	Logger        *slog.Logger
+	// ReportClients are the client networks (CIDRs or addresses) whose
+	// statuses reported to /politeness/done are believed; the admin token
+	// is believed too. Others' reports end their reservations as plain
+	// fetches: a 429 or 503 from them does not put a host into backoff.
+	// Default none.
+	ReportClients []string
+	// Check reports whether the services' dependencies answer (the
+	// Redis of a cluster); /health answers 503 "degraded" when it fails.
+	// nil: nothing to check.
+	Check func(ctx context.Context) error
+	// PublicMonitoring opens /trace and /delays to every client of the
+	// API; by default they need the admin token (they show every client's
+	// URLs and the shared delays). Default false.
+	PublicMonitoring bool
+	Logger           *slog.Logger
 }
 
 // Service is the API handler. It is safe for concurrent use.
@@ -78,10 +90,13 @@ type Service struct {
 	mux   *http.ServeMux
 	token atomic.Pointer[string]
 
+	trust atomic.Pointer[trust]
+
 	// res guards reserved permits by URL, for POST /politeness/done.
 	res struct {
 		sync.Mutex
-		m map[string]*politeness.Permit
+		m map[string][]*reservation
+		n int // reservations in m
 	}
 }
 
@@ -100,7 +115,10 @@ func New(o Options) (*Service, error) {
 		o.Gatherer = prometheus.NewRegistry()
 	}
 	s := &Service{o: o, mux: http.NewServeMux()}
-	s.res.m = map[string]*politeness.Permit{}
+	s.res.m = map[string][]*reservation{}
+	if err := s.SetTrust(o.ReportClients, o.PublicMonitoring); err != nil {
+		return nil, err
+	}
 	s.SetAdminToken(o.AdminToken)
 	m := s.mux
 	m.HandleFunc("POST /politeness", s.filter)
@@ -112,12 +130,10 @@ func New(o Options) (*Service, error) {
 	m.HandleFunc("PUT /admin/delays/{key}", s.admin(s.putDelay))
 	m.HandleFunc("DELETE /admin/delays/{key}", s.admin(s.deleteDelay))
 	m.HandleFunc("GET /admin/config", s.admin(s.config))
-	m.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	m.HandleFunc("GET /health", s.health)
 	m.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
-	m.HandleFunc("GET /delays", s.delays)
-	m.HandleFunc("GET /trace", s.trace)
+	m.HandleFunc("GET /delays", s.monitoring(s.delays))
+	m.HandleFunc("GET /trace", s.monitoring(s.trace))
 	m.HandleFunc("GET /cache", s.cacheStats)
 	return s, nil
 }
@@ -127,7 +143,7 @@ func (s *Service) SetAdminToken(t string) { s.token.Store(&t) }
 
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Result is one entry of the verbose answer, exactly seed 000 Listing 8:
+// Result is one entry of the verbose answer, exactly the polite-proxy thesis' Listing 8:
 // error is null when allowed; retryAfter is in milliseconds, -1 when no
 // delay applies (allowed, or waiting does not help).
 type Result struct {
@@ -135,6 +151,9 @@ type Result struct {
 	Error      *string `json:"error"`
 	Allowed    bool    `json:"allowed"`
 	RetryAfter int64   `json:"retryAfter"`
+	// Reservation is the token that ends this URL's reservation at
+	// /politeness/done; only with ?reserve=true (beyond Listing 8).
+	Reservation string `json:"reservation,omitempty"`
 }
 
 // Messages of Listing 8.
@@ -146,7 +165,8 @@ const (
 // check runs Listing 6's loop over urls: a host already allowed earlier in
 // the batch is refused (the thesis allows one URL per host per batch), then
 // robots.txt and the delay decide.
-func (s *Service) check(ctx context.Context, urls []string, reserve bool) []Result {
+// With reserve, allowed URLs are reserved under token.
+func (s *Service) check(ctx context.Context, urls []string, reserve bool, token string) []Result {
 	out := make([]Result, 0, len(urls))
 	allowed := map[string]time.Duration{} // key → its effective delay
 	cfg := s.o.Gate.Config()
@@ -181,13 +201,15 @@ func (s *Service) check(ctx context.Context, urls []string, reserve bool) []Resu
 			var p *politeness.Permit
 			p, d, err = s.o.Gate.Try(ctx, u, politeness.WithLease(s.o.ReserveWindow))
 			if p != nil {
-				s.remember(u.String(), p)
+				s.remember(u.String(), p, token)
+				res.Reservation = token
 			}
 		} else {
 			d, err = s.o.Gate.Peek(ctx, u)
 		}
 		if err != nil {
-			fail("politeness check failed: "+err.Error(), -1)
+			s.o.Logger.Warn("politeness check failed", "url", raw, "err", err)
+			fail("politeness check failed: "+msgStateDown, -1)
 			continue
 		}
 		if !d.Allowed {
@@ -223,34 +245,13 @@ func parseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// remember keeps a reservation until it is reported done or expires.
-func (s *Service) remember(u string, p *politeness.Permit) {
-	s.res.Lock()
-	defer s.res.Unlock()
-	if len(s.res.m) >= maxReservations {
-		now := time.Now()
-		for k, old := range s.res.m {
-			if old.Deadline().Before(now) {
-				delete(s.res.m, k)
-			}
-		}
-		if len(s.res.m) >= maxReservations {
-			return // the lease still expires on its own
-		}
-	}
-	if old := s.res.m[u]; old != nil {
-		_ = old.Release()
-	}
-	s.res.m[u] = p
-}
-
 func (s *Service) filter(w http.ResponseWriter, r *http.Request) {
 	urls, err := readURLs(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	results := s.check(r.Context(), urls, reserveParam(r))
+	results := s.check(r.Context(), urls, reserveParam(r), s.reserveToken(w, r))
 	allowed := make([]string, 0, len(results))
 	for _, res := range results {
 		if res.Allowed {
@@ -266,15 +267,32 @@ func (s *Service) verbose(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.check(r.Context(), urls, reserveParam(r)))
+	writeJSON(w, http.StatusOK, s.check(r.Context(), urls, reserveParam(r), s.reserveToken(w, r)))
 }
 
-// done takes [{"url": ..., "status": 200}] for reserved URLs that were
-// fetched, ending their reservations so the host's delay counts from now.
+// reserveToken is the token of a reserving call, sent back in
+// HeaderReservation; "" when the call does not reserve.
+func (s *Service) reserveToken(w http.ResponseWriter, r *http.Request) string {
+	if !reserveParam(r) {
+		return ""
+	}
+	t := newReservationToken()
+	w.Header().Set(HeaderReservation, t)
+	return t
+}
+
+// done takes [{"url": ..., "status": 200, "reservation": TOKEN}] for
+// reserved URLs that were fetched, ending their reservations so the host's
+// delay counts from now. The token may come in HeaderReservation instead,
+// for all reports; the admin token ends any reservation. A status is
+// believed only from a client allowed to report (trust.go); "refused"
+// counts reports for reservations held under another token, "ignored"
+// statuses not believed.
 func (s *Service) done(w http.ResponseWriter, r *http.Request) {
 	var reports []struct {
-		URL    string `json:"url"`
-		Status int    `json:"status"`
+		URL         string `json:"url"`
+		Status      int    `json:"status"`
+		Reservation string `json:"reservation"`
 	}
 	if err := decodeBody(r, &reports); err != nil {
 		writeError(w, err)
@@ -284,22 +302,42 @@ func (s *Service) done(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d reports per call", MaxURLs)})
 		return
 	}
-	ended := 0
-	for _, rep := range reports {
-		s.res.Lock()
-		p := s.res.m[rep.URL]
-		delete(s.res.m, rep.URL)
-		s.res.Unlock()
-		if p != nil {
-			if rep.Status == 0 {
-				_ = p.Release()
-			} else {
-				_ = p.Done(politeness.Outcome{Status: rep.Status})
-			}
-			ended++
-		}
+	admin, reporter := s.isAdmin(r), s.mayReport(r)
+	common := r.Header.Get(HeaderReservation)
+	var out struct {
+		Ended   int `json:"ended"`
+		Refused int `json:"refused,omitempty"`
+		Ignored int `json:"ignored,omitempty"`
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"ended": ended})
+	for _, rep := range reports {
+		token := rep.Reservation
+		if token == "" {
+			token = common
+		}
+		key := rep.URL
+		if u, err := parseURL(rep.URL); err == nil {
+			key = u.String() // as check remembered it
+		}
+		res, exists := s.take(key, token, admin)
+		if res == nil {
+			if exists {
+				out.Refused++
+			}
+			continue
+		}
+		switch {
+		case rep.Status == 0:
+			_ = res.permit.Release()
+		case reporter:
+			_ = res.permit.Done(politeness.Outcome{Status: rep.Status})
+		default:
+			// A fetch happened; its status is not believed.
+			_ = res.permit.Done(politeness.Outcome{})
+			out.Ignored++
+		}
+		out.Ended++
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func reserveParam(r *http.Request) bool {
@@ -317,7 +355,7 @@ func (e *apiError) Error() string { return e.msg }
 
 // readURLs takes the URLs of a politeness call: a JSON array of strings (or
 // {"urls": [...]}) in a POST body, or the urls query parameter — comma
-// separated, optionally in [brackets] as in seed 000 §5.7, repeatable.
+// separated, optionally in [brackets] as in the polite-proxy thesis §5.7, repeatable.
 func readURLs(r *http.Request) ([]string, error) {
 	if r.Method == http.MethodGet {
 		var urls []string
@@ -405,256 +443,39 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
+// msgStateDown is what a client is told when the politeness state (Redis,
+// the store) fails: the cause, with its addresses, goes to the log only.
+const msgStateDown = "the politeness state is unavailable"
+
+// writeError answers err: an apiError with its status and text; anything
+// else is internal, 500 with a fixed text (the log has the error).
 func writeError(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
 	var ae *apiError
 	if errors.As(err, &ae) {
-		status = ae.status
-	}
-	writeJSON(w, status, map[string]string{"error": err.Error()})
-}
-
-// admin wraps an admin handler with the token check: Authorization:
-// Bearer TOKEN or X-Courtesy-Token: TOKEN, compared in constant time.
-func (s *Service) admin(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		want := *s.token.Load()
-		if want == "" {
-			writeError(w, &apiError{http.StatusForbidden, "the admin API is disabled: no admin token is configured"})
-			return
-		}
-		got := r.Header.Get("X-Courtesy-Token")
-		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-			got = strings.TrimSpace(b)
-		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="courtesy-admin"`)
-			writeError(w, &apiError{http.StatusUnauthorized, "a valid admin token is required"})
-			return
-		}
-		h(w, r)
-	}
-}
-
-// delayJSON is a key's delay configuration in the admin API and /delays,
-// in milliseconds as Listing 9.
-type delayJSON struct {
-	Domain   string `json:"domain"`
-	Delay    int64  `json:"delay"`             // in force (ms), adaptive and backoff aside
-	Manual   *int64 `json:"manual"`            // operator's delay (ms), null when none
-	Robots   int64  `json:"robots"`            // robots.txt Crawl-delay / Request-rate (ms)
-	Override bool   `json:"override"`          // manual wins even over robots
-	FromFile bool   `json:"fromFile"`          // manual comes from the config file
-	Updated  string `json:"updated,omitempty"` // RFC 3339, when last stored
-	// Popularity and Bandwidth say how the default delay was scaled
-	// (seed 000 work packages 7-8); absent when it was not.
-	Popularity *politeness.PopularityInfo `json:"popularity,omitempty"`
-	Bandwidth  *politeness.BandwidthInfo  `json:"bandwidth,omitempty"`
-}
-
-func toDelayJSON(d politeness.DelayInfo) delayJSON {
-	j := delayJSON{Domain: d.Key, Delay: d.Current.Milliseconds(), Robots: d.Robots.Milliseconds(), Override: d.Override, FromFile: d.FromFile,
-		Popularity: d.Popularity, Bandwidth: d.Bandwidth}
-	if d.HasManual {
-		m := d.Manual.Milliseconds()
-		j.Manual = &m
-	}
-	if !d.Updated.IsZero() {
-		j.Updated = d.Updated.UTC().Format(time.RFC3339)
-	}
-	return j
-}
-
-// delays is GET /delays: at most MaxDelays entries; X-Courtesy-Truncated
-// says there were more (the thesis answered an empty list then).
-func (s *Service) delays(w http.ResponseWriter, r *http.Request) {
-	list, err := s.o.Gate.ListDelays(r.Context(), "", MaxDelays+1)
-	if err != nil {
-		writeError(w, err)
+		writeJSON(w, ae.status, map[string]string{"error": err.Error()})
 		return
 	}
-	if len(list) > MaxDelays {
-		list = list[:MaxDelays]
-		w.Header().Set("X-Courtesy-Truncated", "true")
-	}
-	out := make([]delayJSON, 0, len(list)+1)
-	def, err := s.o.Gate.DefaultDelay(r.Context())
-	if err == nil {
-		out = append(out, delayJSON{Domain: "default", Delay: def.Milliseconds()})
-	}
-	for _, d := range list {
-		out = append(out, toDelayJSON(d))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusInternalServerError, map[string]string{"error": msgStateDown})
 }
 
-// listDelays is GET /admin/delays?after=KEY&limit=N, for paging.
-func (s *Service) listDelays(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	list, err := s.o.Gate.ListDelays(r.Context(), r.URL.Query().Get("after"), limit)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	out := make([]delayJSON, 0, len(list))
-	for _, d := range list {
-		out = append(out, toDelayJSON(d))
-	}
-	writeJSON(w, http.StatusOK, out)
+// internalError logs err and answers it without its detail.
+func (s *Service) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	s.o.Logger.Error("service error", "path", r.URL.Path, "err", err)
+	writeError(w, err)
 }
 
-// getDelay is GET /admin/delays/{key}: the key's live status; key "*" (or
-// "default") is the default delay.
-func (s *Service) getDelay(w http.ResponseWriter, r *http.Request) {
-	key := strings.ToLower(r.PathValue("key"))
-	if key == "*" || key == "default" {
-		d, err := s.o.Gate.DefaultDelay(r.Context())
+// health is GET /health: ok, or 503 degraded when Options.Check fails
+// (the cause is logged, not shown).
+func (s *Service) health(w http.ResponseWriter, r *http.Request) {
+	if s.o.Check != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		err := s.o.Check(ctx)
+		cancel()
 		if err != nil {
-			writeError(w, err)
+			s.o.Logger.Warn("health check failed", "err", err)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "degraded", "politeness": "unavailable"})
 			return
 		}
-		writeJSON(w, http.StatusOK, delayJSON{Domain: "default", Delay: d.Milliseconds()})
-		return
 	}
-	st, err := s.o.Gate.Status(r.Context(), key, "")
-	if err != nil {
-		writeError(w, &apiError{http.StatusBadRequest, err.Error()})
-		return
-	}
-	d := st.Delays
-	j := struct {
-		delayJSON
-		Effective   int64  `json:"effective"`
-		Open        bool   `json:"open"`
-		InFlight    int    `json:"inFlight"`
-		NextAllowed string `json:"nextAllowed"`
-		Backoff     int64  `json:"backoff"`
-		// Default is the default delay before popularity and bandwidth
-		// scaling (ms); absent for a manual delay.
-		Default int64 `json:"default,omitempty"`
-	}{
-		delayJSON: delayJSON{Domain: key, Delay: d.Effective.Milliseconds(), Robots: d.Robots.Milliseconds(), Override: d.Override},
-		Effective: d.Effective.Milliseconds(), Open: st.Open, InFlight: st.InFlight,
-		NextAllowed: st.NextAllowed.UTC().Format(time.RFC3339Nano), Backoff: d.Backoff.Milliseconds(),
-	}
-	if d.Manual {
-		m := d.Configured.Milliseconds()
-		j.Manual = &m
-	} else {
-		j.Default = d.Default.Milliseconds()
-	}
-	if d.Popularity.Rank > 0 {
-		p := d.Popularity
-		j.Popularity = &p
-	}
-	if d.Bandwidth.Samples > 0 {
-		b := d.Bandwidth
-		j.Bandwidth = &b
-	}
-	writeJSON(w, http.StatusOK, j)
-}
-
-// putDelay is PUT /admin/delays/{key} with {"delay": 1500} (milliseconds,
-// as Listing 9) or {"delay": "1.5s"}, and optionally "override": true.
-// Persisted (seed 000 §5.6).
-func (s *Service) putDelay(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Delay    json.RawMessage `json:"delay"`
-		Override bool            `json:"override"`
-	}
-	if err := decodeBody(r, &body); err != nil {
-		writeError(w, err)
-		return
-	}
-	d, err := ParseDelay(body.Delay)
-	if err != nil {
-		writeError(w, &apiError{http.StatusBadRequest, err.Error()})
-		return
-	}
-	key := strings.ToLower(r.PathValue("key"))
-	if key == "*" || key == "default" {
-		err = s.o.Gate.SetDefaultDelay(r.Context(), d)
-	} else {
-		err = s.o.Gate.SetDelay(r.Context(), key, d, body.Override)
-	}
-	if err != nil {
-		writeError(w, &apiError{http.StatusBadRequest, err.Error()})
-		return
-	}
-	s.o.Logger.Info("delay set", "key", key, "delay", d, "override", body.Override)
-	writeJSON(w, http.StatusOK, map[string]any{"domain": key, "delay": d.Milliseconds(), "override": body.Override})
-}
-
-// ParseDelay reads a delay given as a JSON number of milliseconds or a
-// JSON string holding a Go duration.
-func ParseDelay(raw json.RawMessage) (time.Duration, error) {
-	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return 0, errors.New("service: missing delay")
-	}
-	var ms float64
-	if err := json.Unmarshal(raw, &ms); err == nil {
-		if ms < 0 || ms > float64(24*time.Hour/time.Millisecond) {
-			return 0, fmt.Errorf("service: delay %v ms outside 0..86400000", ms)
-		}
-		return time.Duration(ms * float64(time.Millisecond)), nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return 0, errors.New("service: delay must be milliseconds (number) or a duration (\"1.5s\")")
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("service: delay %q: %w", s, err)
-	}
-	if d < 0 || d > 24*time.Hour {
-		return 0, fmt.Errorf("service: delay %v outside 0..24h", d)
-	}
-	return d, nil
-}
-
-func (s *Service) deleteDelay(w http.ResponseWriter, r *http.Request) {
-	key := strings.ToLower(r.PathValue("key"))
-	if err := s.o.Gate.DeleteDelay(r.Context(), key); err != nil {
-		writeError(w, &apiError{http.StatusBadRequest, err.Error()})
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Service) config(w http.ResponseWriter, r *http.Request) {
-	if s.o.Config == nil {
-		writeJSON(w, http.StatusOK, struct{}{})
-		return
-	}
-	writeJSON(w, http.StatusOK, s.o.Config())
-}
-
-// trace is GET /trace?limit=N: the proxy's recent requests, newest first.
-func (s *Service) trace(w http.ResponseWriter, r *http.Request) {
-	var entries []proxy.TraceEntry
-	if s.o.Proxy != nil {
-		entries = s.o.Proxy.Trace()
-	}
-	if n, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && n >= 0 && n < len(entries) {
-		entries = entries[:n]
-	}
-	if entries == nil {
-		entries = []proxy.TraceEntry{}
-	}
-	writeJSON(w, http.StatusOK, entries)
-}
-
-// cacheStats is GET /cache: hits, misses, size, bytes and hit ratio
-// (seed 000 §5.10's cache metrics).
-func (s *Service) cacheStats(w http.ResponseWriter, r *http.Request) {
-	if s.o.Cache == nil {
-		writeJSON(w, http.StatusOK, map[string]any{"enabled": false})
-		return
-	}
-	st := s.o.Cache.Stats()
-	writeJSON(w, http.StatusOK, map[string]any{
-		"enabled": true, "entries": st.Entries, "bytes": st.Bytes, "memoryEntries": st.HotEntries,
-		"memoryBytes": st.HotBytes, "hits": st.Hits, "misses": st.Misses, "stale": st.Stale,
-		"revalidated": st.Revalidated, "stores": st.Stores, "evictions": st.Evictions, "hitRatio": st.HitRatio,
-	})
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }

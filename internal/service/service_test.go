@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,9 +27,28 @@ type fixture struct {
 	gate   *politeness.Gate
 	svc    *Service
 	api    *httptest.Server
+	clk    *fakeClock // the gate's clock
 }
 
-// newFixture: an origin whose robots.txt disallows /suche/ (seed 000
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// newFixture: an origin whose robots.txt disallows /suche/ (the polite-proxy thesis'
 // Listing 8), a gate with delay, and the service in front.
 func newFixture(t *testing.T, delay time.Duration) *fixture {
 	t.Helper()
@@ -40,7 +60,8 @@ func newFixture(t *testing.T, delay time.Duration) *fixture {
 		io.WriteString(w, "page")
 	}))
 	t.Cleanup(origin.Close)
-	g, err := politeness.New(politeness.Config{DefaultDelay: delay}, politeness.Backend{})
+	clk := &fakeClock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	g, err := politeness.New(politeness.Config{DefaultDelay: delay}, politeness.Backend{Now: clk.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,17 +73,17 @@ func newFixture(t *testing.T, delay time.Duration) *fixture {
 	}
 	api := httptest.NewServer(svc)
 	t.Cleanup(api.Close)
-	return &fixture{t: t, origin: origin, gate: g, svc: svc, api: api}
+	return &fixture{t: t, origin: origin, gate: g, svc: svc, api: api, clk: clk}
 }
 
 // warm fetches the origin's robots.txt (which takes the host's slot) and
-// waits out the delay after it.
+// lets the delay after it pass on the gate's clock.
 func (f *fixture) warm(delay time.Duration) {
 	u, _ := url.Parse(f.origin.URL + "/")
 	if _, err := f.gate.Peek(context.Background(), u); err != nil {
 		f.t.Fatal(err)
 	}
-	time.Sleep(delay + 20*time.Millisecond)
+	f.clk.advance(max(delay, 0) + time.Millisecond)
 }
 
 func (f *fixture) call(method, path, body string, hdr ...string) (*http.Response, []byte) {
@@ -156,23 +177,28 @@ func TestReserve(t *testing.T) {
 	f.warm(200 * time.Millisecond)
 	h := f.origin.URL
 	body := `["` + h + `/a"]`
-	_, b := f.call("POST", "/politeness?reserve=true", body)
+	resp, b := f.call("POST", "/politeness?reserve=true", body)
 	if string(bytes.TrimSpace(b)) != `["`+h+`/a"]` {
 		t.Fatalf("first crawler: %s", b)
+	}
+	tok := resp.Header.Get(HeaderReservation)
+	if len(tok) != 32 {
+		t.Fatalf("reservation token %q", tok)
 	}
 	// A second crawler asking at once is not allowed the same host.
 	_, b = f.call("POST", "/politeness/verbose?reserve=true", body)
 	var res []Result
 	json.Unmarshal(b, &res)
-	if len(res) != 1 || res[0].Allowed || res[0].RetryAfter <= 0 {
+	if len(res) != 1 || res[0].Allowed || res[0].RetryAfter <= 0 || res[0].Reservation != "" {
 		t.Fatalf("second crawler: %s", b)
 	}
 	// The first reports its fetch: the slot frees, the delay runs from now.
-	_, b = f.call("POST", "/politeness/done", `[{"url":"`+h+`/a","status":200},{"url":"http://unknown/","status":200}]`)
-	if string(bytes.TrimSpace(b)) != `{"ended":1}` {
+	_, b = f.call("POST", "/politeness/done", `[{"url":"`+h+`/a","status":200},{"url":"http://unknown/","status":200}]`,
+		HeaderReservation, tok)
+	if string(bytes.TrimSpace(b)) != `{"ended":1,"ignored":1}` {
 		t.Errorf("done: %s", b)
 	}
-	time.Sleep(250 * time.Millisecond)
+	f.clk.advance(250 * time.Millisecond)
 	_, b = f.call("POST", "/politeness?reserve=true", body)
 	if string(bytes.TrimSpace(b)) != `["`+h+`/a"]` {
 		t.Errorf("after the delay: %s", b)
@@ -211,7 +237,7 @@ func TestAdminAPI(t *testing.T) {
 	if json.Unmarshal(b, &st); resp.StatusCode != 200 || st.Effective != 1500 || st.Manual == nil || *st.Manual != 1500 {
 		t.Errorf("get: %d %s", resp.StatusCode, b)
 	}
-	_, b = f.call("GET", "/delays", "")
+	_, b = f.call("GET", "/delays", "", auth...)
 	var list []delayJSON
 	if err := json.Unmarshal(b, &list); err != nil || len(list) != 3 || list[0].Domain != "default" || list[0].Delay != 1000 ||
 		list[1].Domain != "derstandard.at" || list[2].Domain != "orf.at" || !list[2].Override || list[2].Delay != 5000 {
@@ -243,15 +269,17 @@ func TestAdminAPI(t *testing.T) {
 
 func TestMonitoring(t *testing.T) {
 	f := newFixture(t, time.Second)
+	auth := []string{"Authorization", "Bearer " + token}
 	for _, tt := range []struct {
 		path, want string
+		hdr        []string
 	}{
-		{"/health", `{"status":"ok"}`},
-		{"/metrics", "courtesy_test_total 0"},
-		{"/trace", "[]"},
-		{"/cache", `{"enabled":false}`},
+		{"/health", `{"status":"ok"}`, nil},
+		{"/metrics", "courtesy_test_total 0", nil},
+		{"/trace", "[]", auth},
+		{"/cache", `{"enabled":false}`, nil},
 	} {
-		resp, b := f.call("GET", tt.path, "")
+		resp, b := f.call("GET", tt.path, "", tt.hdr...)
 		if resp.StatusCode != 200 || !strings.Contains(string(b), tt.want) {
 			t.Errorf("%s: %d %s", tt.path, resp.StatusCode, b)
 		}

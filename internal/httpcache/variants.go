@@ -1,0 +1,89 @@
+// Variants: the secondary key of RFC 9111 §4.1 (Vary) and the media type.
+
+package httpcache
+
+import (
+	"crypto/sha256"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// selectLocked picks the newest variant of pk matching the request's Vary
+// values and Accept.
+func (c *Cache) selectLocked(pk string, h http.Header) *variant {
+	vs := c.mu.groups[pk]
+	for i := len(vs) - 1; i >= 0; i-- {
+		v := vs[i]
+		if !Acceptable(h, v.mediaType) {
+			continue
+		}
+		ok := true
+		for j, name := range v.varyNames {
+			if varyValue(h, name) != v.varyValues[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// varyValue is the request's normalized value of a Vary field: its field
+// lines joined by commas, with whitespace around the commas removed
+// (RFC 9111 §4.1 allows such normalization).
+func varyValue(h http.Header, name string) string {
+	vs := h.Values(name)
+	if len(vs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, v := range vs {
+		for j, part := range strings.Split(v, ",") {
+			if i > 0 || j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strings.TrimSpace(part))
+		}
+	}
+	return b.String()
+}
+
+// varyNames returns the canonical field names of h's Vary fields, sorted
+// and without duplicates, and false when there are too many.
+func varyNames(h http.Header) ([]string, bool) {
+	var names []string
+	for _, v := range h.Values("Vary") {
+		for f := range strings.SplitSeq(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			names = append(names, http.CanonicalHeaderKey(f))
+			if len(names) > MaxVaryFields {
+				return nil, false
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), true
+}
+
+func variantKey(pk, mediaType string, names, values []string) [16]byte {
+	h := sha256.New()
+	h.Write([]byte(pk))
+	h.Write([]byte{0})
+	h.Write([]byte(mediaType))
+	for i := range names {
+		h.Write([]byte{0})
+		h.Write([]byte(names[i]))
+		h.Write([]byte{1})
+		h.Write([]byte(values[i]))
+	}
+	var k [16]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}

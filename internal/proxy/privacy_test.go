@@ -1,0 +1,122 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestOverrideNeverSharesPrivatePages: with the no-store override on (the
+// default), a response tied to one user is never stored and served to
+// another. Each case fetches /me as alice with curl, then without
+// credentials and as bob; neither may get alice's page, and each must
+// reach the origin.
+func TestOverrideNeverSharesPrivatePages(t *testing.T) {
+	tests := []struct {
+		name  string
+		alice []string // curl arguments that make the request alice's
+		resp  []string // extra response fields
+	}{
+		{"request Cookie", []string{"-b", "session=alice"}, nil},
+		{"request Authorization", []string{"-H", "Authorization: Bearer alice"}, nil},
+		{"response Set-Cookie", []string{"-H", "X-User: alice"}, []string{"Set-Cookie", "session=alice"}},
+		{"response private", []string{"-H", "X-User: alice"}, []string{"Cache-Control", "private, no-store"}},
+		{"response Vary: Cookie", []string{"-H", "X-User: alice"}, []string{"Vary", "Cookie"}},
+		{"response Vary: *", []string{"-H", "X-User: alice"}, []string{"Vary", "*"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+				user := "anonymous"
+				if c, err := r.Cookie("session"); err == nil {
+					user = c.Value
+				} else if a := r.Header.Get("Authorization"); a != "" {
+					user = strings.TrimPrefix(a, "Bearer ")
+				} else if u := r.Header.Get("X-User"); u != "" && len(tt.resp) > 0 {
+					user = u // the response's own fields mark it private
+				}
+				w.Header().Set("Cache-Control", "no-store")
+				for i := 0; i+1 < len(tt.resp); i += 2 {
+					w.Header().Set(tt.resp[i], tt.resp[i+1])
+				}
+				io.WriteString(w, "page of "+user)
+			})
+			e := newEnv(t, envOpts{cache: true})
+			u := o.URL + "/me"
+			first := e.curl(append(tt.alice, u)...)
+			if first.exit != 0 || first.body != "page of alice" {
+				t.Fatalf("alice: exit %d %q %s", first.exit, first.body, first.stderr)
+			}
+			for _, other := range []struct {
+				name, want string
+				args       []string
+			}{
+				{"anonymous", "page of anonymous", nil},
+				{"bob", "page of bob", []string{"-b", "session=bob"}},
+			} {
+				got := e.curl(append(other.args, u)...)
+				if got.exit != 0 || got.body != other.want {
+					t.Errorf("%s got %q (X-Cache %s), want %q", other.name, got.body, got.header.Get(HeaderCache), other.want)
+				}
+				if xc := got.header.Get(HeaderCache); xc == "HIT" {
+					t.Errorf("%s: X-Cache %s", other.name, xc)
+				}
+			}
+			if n := len(o.pages()); n != 3 {
+				t.Errorf("origin saw %d requests, want 3 (nothing shared)", n)
+			}
+		})
+	}
+}
+
+// TestOverrideStillAppliesToAnonymousPages: the override is narrowed, not
+// gone: a no-store page fetched without credentials is stored and served
+// to the next client (the thesis' bandwidth saving), but never to a
+// request that carries a cookie.
+func TestOverrideStillAppliesToAnonymousPages(t *testing.T) {
+	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		user := "anonymous"
+		if c, err := r.Cookie("session"); err == nil {
+			user = c.Value
+		}
+		io.WriteString(w, "page of "+user)
+	})
+	e := newEnv(t, envOpts{cache: true})
+	u := o.URL + "/news"
+	if r := e.curl(u); r.body != "page of anonymous" || r.header.Get(HeaderCache) != "MISS" {
+		t.Fatalf("first: %q %s", r.body, r.header.Get(HeaderCache))
+	}
+	if r := e.curl(u); r.body != "page of anonymous" || r.header.Get(HeaderCache) != "HIT" {
+		t.Errorf("second: %q %s, want a hit", r.body, r.header.Get(HeaderCache))
+	}
+	if r := e.curl("-b", "session=carol", u); r.body != "page of carol" || r.header.Get(HeaderCache) == "HIT" {
+		t.Errorf("with a cookie: %q %s, want carol's page from the origin", r.body, r.header.Get(HeaderCache))
+	}
+	if n := len(o.pages()); n != 2 {
+		t.Errorf("origin saw %d requests, want 2", n)
+	}
+}
+
+// TestTraceRedactsCredentials: a raw request with user:password in its
+// URL (curl moves them to Authorization; other clients do not) never
+// shows them in the trace, nor caches the answer.
+func TestTraceRedactsCredentials(t *testing.T) {
+	o := newOrigin(t, "", hello)
+	e := newEnv(t, envOpts{cache: true})
+	host := strings.TrimPrefix(o.URL, "http://")
+	line := e.rawRequest("GET http://alice:s3cret@" + host + "/x HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+	if !strings.HasPrefix(line, "HTTP/1.1 200") {
+		t.Fatalf("got %q", line)
+	}
+	waitFor(t, "the trace entry", func() bool { return len(e.proxy.Trace()) > 0 })
+	for _, te := range e.proxy.Trace() {
+		if strings.Contains(te.URL, "s3cret") || strings.Contains(te.URL, "alice") {
+			t.Errorf("trace shows credentials: %s", te.URL)
+		}
+	}
+	if s := e.cache.Stats(); s.Stores != 0 {
+		t.Errorf("a response to a URL with credentials was stored: %+v", s)
+	}
+}
