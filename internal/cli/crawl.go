@@ -21,14 +21,10 @@ import (
 // proxy (the gate's knobs and seed 000 Listing 9 delays) and the `crawl:`
 // section. Other sections (proxy, cache, ...) are left to their commands.
 type crawlFile struct {
-	Data       string `yaml:"data"`
-	Politeness struct {
-		politeness.Config `yaml:",squash"`
-		Domains           []listing9Domain `yaml:"domains"`
-		DefaultDomain     *listing9Domain  `yaml:"default-domain"`
-	} `yaml:"politeness"`
-	Crawl crawl.Config   `yaml:"crawl"`
-	Rest  map[string]any `yaml:",remain"`
+	Data       string                `yaml:"data"`
+	Politeness politeness.FileConfig `yaml:"politeness"`
+	Crawl      crawl.Config          `yaml:"crawl"`
+	Rest       map[string]any        `yaml:",remain"`
 }
 
 const crawlDescription = `
@@ -81,18 +77,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if cfg.DataDir == "" {
 		cfg.DataDir = file.Data
 	}
-	cfg.Politeness = file.Politeness.Config
-	for _, d := range file.Politeness.Domains {
-		cfg.Politeness.Delays = append(cfg.Politeness.Delays, politeness.DelayRule{Key: strings.ToLower(d.Domain), Delay: d.Delay.duration(), Override: d.Override})
-	}
-	if cfg.Delay == 0 {
-		switch {
-		case file.Politeness.DefaultDomain != nil:
-			cfg.Delay = file.Politeness.DefaultDomain.Delay.duration()
-		case file.Politeness.DefaultDelay != 0:
-			cfg.Delay = file.Politeness.DefaultDelay
-		}
-	}
+	// The politeness section is read as the proxy reads it; the crawl's
+	// own delay (crawl.delay, --delay), when given, replaces its default.
+	cfg.Politeness = file.Politeness.GateConfig()
 	set := flagsSet(fs)
 	if set["data"] {
 		cfg.DataDir = *data
@@ -116,15 +103,21 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if set["user-agent"] {
 		cfg.UserAgent = *userAgent
 	}
-	if set["delay"] || cfg.Delay == 0 {
+	if set["delay"] {
+		if *delay < 0 {
+			return usagef("--delay must not be negative")
+		}
 		cfg.Delay = *delay
+		if cfg.Delay == 0 {
+			cfg.Delay = -1 // --delay 0: no delay
+		}
 	}
 	cfg.DuplicateHosts = append(cfg.DuplicateHosts, dupHosts...)
 	if set["workers"] || cfg.Workers == 0 {
 		cfg.Workers = *workers
 	}
-	if cfg.Delay < 0 || cfg.MaxPages < 0 || cfg.MaxDuration < 0 || cfg.Workers <= 0 {
-		return usagef("--delay, --max-pages and --max-duration must not be negative, --workers must be positive")
+	if cfg.MaxPages < 0 || cfg.MaxDuration < 0 || cfg.Workers <= 0 {
+		return usagef("--max-pages and --max-duration must not be negative, --workers must be positive")
 	}
 	seeds := fs.Args()
 	if *seedsFile != "" {

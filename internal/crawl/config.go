@@ -3,6 +3,8 @@ package crawl
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -63,8 +65,9 @@ type Config struct {
 	// the robots.txt group. Default fetch.DefaultUserAgent.
 	UserAgent string `yaml:"user-agent"`
 	// Delay is the default per-host delay between the end of a fetch and
-	// the start of the next (seed 000 §4.2). Default 1s; robots.txt may ask
-	// for more.
+	// the start of the next; robots.txt may ask for more. 0 means the
+	// politeness section's default delay (1s unless set there); negative
+	// means no delay.
 	Delay time.Duration `yaml:"delay"`
 	// Politeness tunes the gate (backoff, robots cache, unauthorized mode,
 	// manual per-host delays, ...); its Agent, UserAgent and DefaultDelay
@@ -139,6 +142,13 @@ type Config struct {
 	// Default 100,000 (about 200 bytes each); negative means none are
 	// learned.
 	MaxHostRewrites int `yaml:"max-host-rewrites"`
+	// EgressIPs are the addresses the crawler's requests leave from, as
+	// the sites see them: REGP Ip-allow and Ip-disallow lines are matched
+	// against every one of them (a site that refuses any of them is not
+	// crawled). Default: the machine's non-loopback interface addresses,
+	// or its loopback addresses when it has no other. Behind NAT, give the
+	// public address. At most 64.
+	EgressIPs []string `yaml:"egress-ips"`
 }
 
 // Scope says which URLs are crawled (seed 001 §5.3).
@@ -223,9 +233,6 @@ func (c Config) withDefaults() Config {
 	if c.WARCWriters <= 0 {
 		c.WARCWriters = 2
 	}
-	if c.Delay == 0 {
-		c.Delay = time.Second
-	}
 	if c.MaxSitemapsPerHost <= 0 {
 		c.MaxSitemapsPerHost = 20
 	}
@@ -259,6 +266,9 @@ func (c Config) withDefaults() Config {
 // Validate reports a configuration error.
 func (c Config) Validate() error {
 	var errs []error
+	if _, err := parseEgress(c.EgressIPs); err != nil {
+		errs = append(errs, err)
+	}
 	if c.WARCWriters < 0 || c.WARCWriters > 64 {
 		errs = append(errs, fmt.Errorf("crawl: warc-writers %d not in 1..64", c.WARCWriters))
 	}
@@ -273,9 +283,6 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPages < 0 || c.MaxDuration < 0 {
 		errs = append(errs, errors.New("crawl: max-pages and max-duration must not be negative"))
-	}
-	if c.Delay < 0 {
-		errs = append(errs, errors.New("crawl: delay must not be negative"))
 	}
 	switch c.Scope.Mode {
 	case "", ScopeSeeds, ScopeDomains, ScopeAll:
@@ -299,4 +306,51 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// maxEgressIPs bounds Config.EgressIPs.
+const maxEgressIPs = 64
+
+// parseEgress reads Config.EgressIPs.
+func parseEgress(list []string) ([]netip.Addr, error) {
+	if len(list) > maxEgressIPs {
+		return nil, fmt.Errorf("crawl: egress-ips: %d addresses, at most %d", len(list), maxEgressIPs)
+	}
+	out := make([]netip.Addr, 0, len(list))
+	for _, s := range list {
+		a, err := netip.ParseAddr(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("crawl: egress-ips: %w", err)
+		}
+		out = append(out, a.Unmap())
+	}
+	return out, nil
+}
+
+// egressIPs returns the configured egress addresses, else the machine's
+// interface addresses (non-loopback ones, or loopback when there are no
+// others), at most maxEgressIPs.
+func egressIPs(list []string, addrs []net.Addr) []netip.Addr {
+	if ips, err := parseEgress(list); err == nil && len(ips) > 0 {
+		return ips
+	}
+	var public, loop []netip.Addr
+	for _, a := range addrs {
+		pfx, err := netip.ParsePrefix(a.String())
+		if err != nil {
+			continue
+		}
+		ip := pfx.Addr().Unmap()
+		switch {
+		case ip.IsLoopback():
+			loop = append(loop, ip)
+		case ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsMulticast():
+		default:
+			public = append(public, ip)
+		}
+	}
+	if len(public) == 0 {
+		public = loop
+	}
+	return public[:min(len(public), maxEgressIPs)]
 }

@@ -316,7 +316,11 @@ func (c *Crawler) open(ctx context.Context) error {
 	pcfg := cfg.Politeness
 	pcfg.Agent = c.agent
 	pcfg.UserAgent = cfg.UserAgent
-	pcfg.DefaultDelay = cfg.Delay
+	if cfg.Delay != 0 {
+		pcfg.DefaultDelay = cfg.Delay // negative: no delay, as in the gate's config
+	}
+	ifaces, _ := net.InterfaceAddrs() // none known: Ip-allow/Ip-disallow cannot match
+	pcfg.ParseOptions.EgressIPs = egressIPs(cfg.EgressIPs, ifaces)
 	c.rstore = politeness.NewKVRobotsStore(c.db)
 	c.gate, err = politeness.New(pcfg, politeness.Backend{
 		Robots: c.rstore, Delays: politeness.NewKVDelayStore(c.db), HTTPClient: robotsClient,

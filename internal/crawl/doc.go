@@ -10,12 +10,18 @@
 //
 // A dispatcher leases due URLs from the frontier (at most one per host
 // queue: the gate's one-in-flight rule) and hands them to a fixed pool of
-// workers (no goroutine per URL). A worker asks the gate (robots.txt first,
-// per host, through the gate's robots cache; then delay, backoff, visit
-// windows). A refusal by robots.txt completes the URL (crawl.log -9998); a
-// "not yet" blocks the host's queue in the frontier until the gate's next
-// allowed time and returns the URL, so no worker sleeps on a host. After
-// the fetch the worker tells the frontier when the host is next due.
+// workers (no goroutine per URL). A worker asks the gate, the one
+// politeness authority: robots.txt first (fetched and parsed by the gate,
+// once per host), then delay, per-path REGP delays, backoff and visit
+// windows. A refusal by robots.txt completes the URL (crawl.log -9998). A
+// "not yet" of at most a few milliseconds is waited out in the worker (at
+// most three times); a longer one holds the host's queue in the frontier
+// until the gate's Decision.NextAllowed and returns the URL, so no worker
+// waits long on a host. After the fetch the worker holds the queue until
+// Permit.Next, the gate's word on when the host is next due. The crawler
+// reads what else it needs of robots.txt (sitemaps, REGP Language,
+// Encoding and Cookie, Index-page, Change-*, Host, Mirror-site) from the
+// gate's parse (Gate.Rules), never parsing the file itself.
 //
 // The response is deduplicated (payload digest → WARC revisit record;
 // simhash of the text, Hamming ≤ 3 → near-duplicate; both count toward the

@@ -1101,30 +1101,28 @@ func (c *Crawler) recheckHostRules(ctx context.Context, u *url.URL) {
 	if !c.hmap.takeRefreshed(origin) && !c.hmap.due(u) {
 		return
 	}
-	e, err := c.rstore.GetRobots(ctx, origin)
-	if err != nil {
-		c.log.Debug("robots.txt entry not read for host rewrites", "origin", origin, "err", err)
+	rules, ok, err := c.gate.Rules(ctx, origin)
+	if err != nil || !ok {
+		c.log.Debug("robots.txt rules not read for host rewrites", "origin", origin, "err", err)
 		return
 	}
-	c.learnFromRobots(u, e, nil)
+	c.learnFromRobots(u, rules)
 }
 
-// learnFromRobots applies the robots.txt entry e of u's origin (f, when
-// not nil, is its body parsed) to the origin's rule: a 2xx file sets or
-// clears it (learnHostRules); 4xx, 401 and 403 mean no rules at all (RFC
-// 9309 §2.3.1.3) and drop it; 5xx and network errors keep the last known
-// rule (RFC 9309 §2.3.1.4), to be checked again when e expires.
-func (c *Crawler) learnFromRobots(u *url.URL, e politeness.RobotsEntry, f *robots.File) {
+// learnFromRobots applies the robots.txt rules of u's origin, as the gate
+// read them, to the origin's rule: a 2xx file sets or clears it
+// (learnHostRules); 4xx, 401 and 403 mean no rules at all (RFC 9309
+// §2.3.1.3) and drop it; 5xx and network errors keep the last known rule
+// (RFC 9309 §2.3.1.4), to be checked again when the entry expires.
+func (c *Crawler) learnFromRobots(u *url.URL, r politeness.Rules) {
 	if c.hmap == nil {
 		return
 	}
-	c.hmap.takeRefreshed(politeness.Origin(u)) // e is as new as any noted fetch
+	c.hmap.takeRefreshed(politeness.Origin(u)) // r is as new as any noted fetch
+	e := r.Entry
 	switch e.Result {
 	case politeness.RobotsOK:
-		if f == nil {
-			f = robots.Parse(e.Body)
-		}
-		c.learnHostRules(u, f, f.Group(c.agent), e.Expires)
+		c.learnHostRules(u, r.File, r.Group, e.Expires)
 	case politeness.RobotsNotFound, politeness.RobotsUnauthorized:
 		c.dropHostRule(u, fmt.Sprintf("robots.txt answers %d", e.Status))
 	default:

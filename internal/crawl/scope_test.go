@@ -89,7 +89,7 @@ func TestConfigValidate(t *testing.T) {
 		{"bad policy", Config{Scope: Scope{ExternalLinks: "sometimes"}}, false},
 		{"bad regexp", Config{Scope: Scope{Include: []string{"("}}}, false},
 		{"negative pages", Config{MaxPages: -1}, false},
-		{"negative delay", Config{Delay: -time.Second}, false},
+		{"negative delay means none", Config{Delay: -time.Second}, true},
 		{"store cache 512 MiB", Config{StoreCacheBytes: 512 << 20}, true},
 		{"negative store cache", Config{StoreCacheBytes: -1}, false},
 		{"store cache over 64 GiB", Config{StoreCacheBytes: 65 << 30}, false},

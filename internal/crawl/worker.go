@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -44,10 +43,6 @@ const (
 	prioritySeed   int8 = 2
 	priorityHigh   int8 = 1 // sitemap entries, REGP Index-page, Change-*
 	priorityNormal int8 = 0
-
-	// maxPathDelay caps a path's own robots delay, as the gate caps
-	// Crawl-delay (politeness.Config.MaxCrawlDelay default).
-	maxPathDelay = 30 * time.Second
 
 	// shortWait is the longest the gate's "not yet" is waited out by the
 	// worker; longer waits block the queue in the frontier instead.
@@ -119,21 +114,6 @@ func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 	}
 
 	hs := c.host(u.Hostname())
-	// REGP lets robots.txt give paths their own Crawl-delay or
-	// Request-rate (nested blocks, seed 002 §3.2): honour the one of this
-	// path when it asks for more than the host's delay the gate applied.
-	c.hostsMu.Lock()
-	g, lastEnd := hs.group, hs.lastEnd
-	c.hostsMu.Unlock()
-	if g != nil && !lastEnd.IsZero() {
-		need := min(g.MinInterval(u.RequestURI(), c.now()), maxPathDelay)
-		if at := lastEnd.Add(need); need > permit.Decision().Delays.Effective && c.now().Before(at) {
-			_ = permit.Release()
-			c.block(ctx, key, at)
-			c.fr.Release(l.URLInfo)
-			return false
-		}
-	}
 	c.firstContact(ctx, u, l, hs)
 	// robots.txt fetched again, or a host rule due for a re-check
 	// (hostmap.go): the rule is set, kept or dropped before it is used.
@@ -146,22 +126,20 @@ func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 	c.hostsMu.Unlock()
 
 	res, ferr := c.fetcher.Fetch(ctx, u, req)
-	c.hostsMu.Lock()
-	hs.lastEnd = c.now()
-	c.hostsMu.Unlock()
 	out := politeness.Outcome{Err: ferr}
 	if res != nil {
 		out.Status, out.Duration, out.Bytes = res.Status, res.Duration, int64(len(res.RawBody))
-		out.RetryAfter = politeness.RetryAfter(res.Header, time.Now())
+		out.RetryAfter = politeness.RetryAfter(res.Header, c.now())
 	}
-	_ = permit.Done(out)
-	// Tell the frontier when the host is next due, so that the queue is
-	// not served (and no worker waits) before the gate would open.
-	next := c.now().Add(permit.Decision().Delays.Effective)
-	if out.Status == http.StatusTooManyRequests || out.Status == http.StatusServiceUnavailable {
-		if st, err := c.gate.Status(ctx, permit.Key(), politeness.Origin(u)); err == nil && st.NextAllowed.After(next) {
-			next = st.NextAllowed
-		}
+	if err := permit.Done(out); err != nil {
+		c.log.Warn("politeness gate: fetch not recorded", "url", l.URL, "err", err)
+	}
+	// Tell the frontier when the host is next due, as the gate decides,
+	// so that the queue is not served (and no worker waits) before the
+	// gate would open.
+	next, err := permit.Next(ctx)
+	if err != nil {
+		c.log.Debug("politeness gate: next time of the host", "key", key, "err", err)
 	}
 	c.block(ctx, key, next)
 
@@ -309,16 +287,15 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 	c.hostsMu.Unlock()
 	origin := politeness.Origin(u)
 	var sitemaps []string
-	e, err := c.rstore.GetRobots(ctx, origin)
-	var f *robots.File
-	if err == nil && len(e.Body) > 0 {
-		f = robots.Parse(e.Body)
+	rules, ok, err := c.gate.Rules(ctx, origin)
+	if err != nil {
+		c.log.Debug("robots.txt rules not read", "origin", origin, "err", err)
 	}
-	if err == nil {
-		c.learnFromRobots(u, e, f) // robots Host, REGP Mirror-site; a 4xx drops a stored rule (hostmap.go)
+	if ok {
+		c.learnFromRobots(u, rules) // robots Host, REGP Mirror-site; a 4xx drops a stored rule (hostmap.go)
 	}
-	if f != nil {
-		g := f.Group(c.agent)
+	if ok && rules.Entry.Result == politeness.RobotsOK {
+		g := rules.Group
 		// REGP Language, Encoding and Cookie (seed 002 §3.2.9-3.2.10) go
 		// into every request to the host.
 		ext := g.Extensions()
@@ -330,7 +307,7 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 		c.hostsMu.Lock()
 		hs.group, hs.req = g, req
 		c.hostsMu.Unlock()
-		sitemaps = f.Sitemaps()
+		sitemaps = rules.File.Sitemaps() // relative lines resolved against the robots.txt URL
 	}
 	if !boolOr(c.cfg.Sitemaps, true) {
 		return

@@ -1,0 +1,158 @@
+package crawl
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
+)
+
+// recordingWeb serves fixed bodies by host and path on loopback and
+// records every request as "host path".
+type recordingWeb struct {
+	pages map[string]string // "host path" → body
+	mu    sync.Mutex
+	log   []string
+}
+
+func (w *recordingWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	k := host + " " + r.URL.Path
+	w.mu.Lock()
+	w.log = append(w.log, k)
+	w.mu.Unlock()
+	body, ok := w.pages[k]
+	if !ok {
+		http.NotFound(rw, r)
+		return
+	}
+	switch {
+	case r.URL.Path == "/robots.txt":
+		rw.Header().Set("Content-Type", "text/plain")
+	case len(r.URL.Path) > 4 && r.URL.Path[len(r.URL.Path)-4:] == ".xml":
+		rw.Header().Set("Content-Type", "application/xml")
+	default:
+		rw.Header().Set("Content-Type", "text/html")
+	}
+	_, _ = rw.Write([]byte(body))
+}
+
+func (w *recordingWeb) requests() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.log)
+}
+
+// serveRecording serves w on loopback and returns a resolver sending
+// every host there.
+func serveRecording(t *testing.T, w *recordingWeb) *resolve.Resolver {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: w}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	r, err := resolve.New([]string{"*=" + ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCrawlRobotsRules: the crawler uses the gate's one reading of
+// robots.txt: a site whose REGP Ip-disallow names the crawler's egress
+// address gets its robots.txt fetched and nothing else, and a relative
+// Sitemap line is resolved against the robots.txt URL, so that the page
+// only the sitemap lists is crawled.
+func TestCrawlRobotsRules(t *testing.T) {
+	w := &recordingWeb{pages: map[string]string{
+		"ipdeny.test /robots.txt": "Robot-version: 3.0\nUser-agent: *\nIp-disallow: 127.0.0.1\nAllow: /\n",
+		"ipdeny.test /":           "<a href=/a>a</a>",
+		"ipdeny.test /a":          "a",
+		"relsm.test /robots.txt":  "User-agent: *\nAllow: /\nSitemap: /maps/s.xml\n",
+		"relsm.test /":            "home",
+		"relsm.test /maps/s.xml": `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
+			`<url><loc>http://relsm.test/orphan</loc></url></urlset>`,
+		"relsm.test /orphan": "only in the sitemap",
+	}}
+	r := serveRecording(t, w)
+	cfg := Config{DataDir: t.TempDir(), Delay: 10 * time.Millisecond, MaxDuration: time.Minute, Workers: 4,
+		UserAgent: "courtesy-test/1.0", EgressIPs: []string{"127.0.0.1"}}
+	c, err := New(cfg, Options{Logger: testLogger(t), Resolver: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sum, err := c.Run(ctx, []string{"http://ipdeny.test/", "http://relsm.test/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := w.requests()
+	for _, k := range reqs {
+		if k[:len("ipdeny.test")] == "ipdeny.test" && k != "ipdeny.test /robots.txt" {
+			t.Errorf("request %q to a site whose Ip-disallow names our address", k)
+		}
+	}
+	for _, want := range []string{"ipdeny.test /robots.txt", "relsm.test /maps/s.xml", "relsm.test /orphan"} {
+		if !slices.Contains(reqs, want) {
+			t.Errorf("no request %q; requests %q", want, reqs)
+		}
+	}
+	if sum.RobotsDenied == 0 || !sum.Finished {
+		t.Errorf("summary %+v: want a robots refusal and a finished crawl", sum)
+	}
+}
+
+// TestEgressIPs: the configured addresses win; otherwise the machine's
+// non-loopback addresses, or loopback when it has no other.
+func TestEgressIPs(t *testing.T) {
+	ifaces := func(s ...string) []net.Addr {
+		var out []net.Addr
+		for _, a := range s {
+			_, n, err := net.ParseCIDR(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ip, _, _ := net.ParseCIDR(a)
+			n.IP = ip
+			out = append(out, n)
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		list   []string
+		ifaces []net.Addr
+		want   []string
+	}{
+		{"configured", []string{"203.0.113.4"}, ifaces("10.0.0.2/8"), []string{"203.0.113.4"}},
+		{"interfaces without loopback", nil, ifaces("127.0.0.1/8", "10.0.0.2/8", "fe80::1/64", "2001:db8::5/64"), []string{"10.0.0.2", "2001:db8::5"}},
+		{"loopback only", nil, ifaces("127.0.0.1/8", "::1/128"), []string{"127.0.0.1", "::1"}},
+		{"none", nil, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, a := range egressIPs(tc.list, tc.ifaces) {
+				got = append(got, a.String())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("egressIPs = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if err := (Config{EgressIPs: []string{"not an address"}}).Validate(); err == nil {
+		t.Error("bad egress-ips accepted")
+	}
+}
