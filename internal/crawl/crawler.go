@@ -50,7 +50,10 @@ type Options struct {
 	// MetricsAddr, when set, serves GET /metrics (Prometheus) and
 	// GET /health there while the crawl runs.
 	MetricsAddr string
-	// Now is the clock for scheduling; nil means time.Now.
+	// Now is the crawl's one clock: the frontier's due times and leases,
+	// the politeness gate's delays and robots.txt expiry, the host map's
+	// re-checks, retry times and the summary's duration all read it. nil
+	// means time.Now.
 	Now func() time.Time
 }
 
@@ -199,7 +202,7 @@ func productToken(ua string) string {
 // or ctx is done. It then lets fetches in flight finish (for a few
 // seconds), closes the WARC files and returns the summary.
 func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err error) {
-	start := time.Now()
+	start := c.now()
 	if err := c.open(ctx); err != nil {
 		c.close()
 		return nil, err
@@ -262,7 +265,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 	matches, _ := filepath.Glob(filepath.Join(c.cfg.WARCDir, "*.warc.gz"))
 	sort.Strings(matches)
 	sum.WARCFiles = matches
-	sum.Duration = time.Since(start)
+	sum.Duration = c.now().Sub(start)
 	if c.opts.Progress != nil && c.opts.Terminal {
 		fmt.Fprintln(c.opts.Progress)
 	}
@@ -295,7 +298,7 @@ func (c *Crawler) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	c.fr, err = frontier.Open(c.db, frontier.Options{DefaultLease: 10 * time.Minute})
+	c.fr, err = frontier.Open(c.db, frontier.Options{DefaultLease: 10 * time.Minute, Now: c.now})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
@@ -324,7 +327,7 @@ func (c *Crawler) open(ctx context.Context) error {
 	c.rstore = politeness.NewKVRobotsStore(c.db)
 	c.gate, err = politeness.New(pcfg, politeness.Backend{
 		Robots: c.rstore, Delays: politeness.NewKVDelayStore(c.db), HTTPClient: robotsClient,
-		Observer: robotsObserver{m: c.metrics, refreshed: c.robotsRefreshed},
+		Observer: robotsObserver{m: c.metrics, refreshed: c.robotsRefreshed}, Now: c.now,
 	})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -991,12 +992,16 @@ func TestCrawlHostRuleRefresh(t *testing.T) {
 			res := serveTest(t, h)
 			dir := t.TempDir()
 			const ttl = 300 * time.Millisecond
+			// The crawl's clock: the second run's is 2×ttl ahead, so the
+			// robots.txt entry of the first run has expired for it.
+			var skew atomic.Int64
+			now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 			run := func(seed string) {
 				t.Helper()
 				cfg := Config{DataDir: dir, Delay: 10 * time.Millisecond, Workers: 2, MaxDuration: 30 * time.Second}
 				cfg.Politeness.Robots.TTL, cfg.Politeness.Robots.NegativeTTL = ttl, ttl
 				cfg.Politeness.Robots.RetryBase, cfg.Politeness.Robots.RetryMax = ttl, ttl
-				c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
+				c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res, Now: now})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -1019,9 +1024,9 @@ func TestCrawlHostRuleRefresh(t *testing.T) {
 			second = true
 			reqs.Unlock()
 			// The robots.txt entry of the first run expires (its TTL is
-			// ttl); waiting it out is what makes the second run fetch the
-			// file again.
-			time.Sleep(2 * ttl)
+			// ttl) before the second run starts, on the crawl's clock:
+			// that is what makes the second run fetch the file again.
+			skew.Store(int64(2 * ttl))
 			run("http://www.a.test/two")
 
 			reqs.Lock()

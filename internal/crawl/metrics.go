@@ -116,7 +116,7 @@ func (c *Crawler) serveMetrics(addr string) (*http.Server, error) {
 func (c *Crawler) progress(ctx context.Context, start time.Time) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	lastLog := time.Now()
+	lastLog := c.now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -127,7 +127,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		c.metrics.queued.Set(float64(st.Size))
 		c.metrics.inFlight.Set(float64(c.inFlight.Load()))
 		c.metrics.activeHosts.Set(float64(st.ActiveQueues))
-		el := time.Since(start)
+		el := c.now().Sub(start)
 		pages := c.stats.pages.Load()
 		rate := float64(pages) / max(el.Seconds(), 0.001)
 		eta := ""
@@ -143,8 +143,8 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 				pages, rate, humanBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
 			continue
 		}
-		if time.Since(lastLog) >= c.cfg.ProgressInterval {
-			lastLog = time.Now()
+		if now := c.now(); now.Sub(lastLog) >= c.cfg.ProgressInterval {
+			lastLog = now
 			c.log.Info("progress", "pages", pages, "pages_per_s", int(rate), "bytes", c.stats.bytes.Load(),
 				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed)
 		}

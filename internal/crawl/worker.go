@@ -152,7 +152,7 @@ func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 		c.stats.errors.Add(1)
 		c.metrics.errors.WithLabelValues(kind.String()).Inc()
 		c.hostFailed(ctx, u.Hostname(), key, kind.String())
-		return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: time.Now()}, ferr, -1)
+		return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1)
 	}
 	return c.fetched(ctx, wid, l, u, hs, res)
 }
