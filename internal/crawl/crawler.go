@@ -157,7 +157,6 @@ type hostState struct {
 	robotsFailures int
 	retired        string
 	group          *robots.Group // nil until robots.txt was read
-	lastEnd        time.Time     // end of the last fetch
 	req            fetch.Request // REGP Language/Encoding/Cookie for the host
 }
 

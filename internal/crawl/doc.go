@@ -10,7 +10,11 @@
 //
 // A dispatcher leases due URLs from the frontier (at most one per host
 // queue: the gate's one-in-flight rule) and hands them to a fixed pool of
-// workers (no goroutine per URL). A worker asks the gate, the one
+// workers (no goroutine per URL). A worker takes each URL through one
+// pipeline, admit → fetch → process → end (worker.go): every URL ends in
+// one place, either handed to the acker or given back to the frontier
+// with the reason counted (courtesy_crawl_urls_returned_total). To admit
+// a URL the worker applies the host map, then asks the gate, the one
 // politeness authority: robots.txt first (fetched and parsed by the gate,
 // once per host), then delay, per-path REGP delays, backoff and visit
 // windows. A refusal by robots.txt completes the URL (crawl.log -9998). A

@@ -1057,7 +1057,9 @@ func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *poli
 		return false
 	}
 	if permit != nil {
-		_ = permit.Release()
+		if err := permit.Release(); err != nil {
+			c.log.Warn("politeness gate: unused permit not released", "url", l.URL, "err", err)
+		}
 	}
 	raw := nu.String()
 	e := &crawllog.Entry{Status: crawllog.StatusBlockedByProcessor, Size: -1, Thread: wid,
@@ -1067,17 +1069,20 @@ func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *poli
 	if !c.scope.inScope(nu) {
 		c.metrics.outOfScope.Inc()
 		e.Annotations = append(e.Annotations, "out-of-scope")
-		return c.complete(l, nil, e, -1)
+		c.complete(l, nil, e, -1)
+		return true
 	}
 	if v := c.tr.CheckURL(nu.Hostname(), nu, raw, l.Depth); !v.OK() {
 		c.cut(l, raw, md1(l.Metadata, mdPath), v)
-		return c.complete(l, nil, e, -1)
+		c.complete(l, nil, e, -1)
+		return true
 	}
 	md := withMoved(l.Metadata, from)
 	delete(md, mdTry)
 	item := frontier.Item{Info: frontier.URLInfo{URL: raw, Key: c.queueKey(nu), CrawlID: c.cfg.CrawlID,
 		Depth: l.Depth, Priority: l.Priority, Metadata: md}}
-	return c.complete(l, []frontier.Item{item}, e, -1)
+	c.complete(l, []frontier.Item{item}, e, -1)
+	return true
 }
 
 // robotsRefreshed is the gate's report of a robots.txt fetch (via the

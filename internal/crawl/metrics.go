@@ -29,6 +29,7 @@ type metrics struct {
 	trapSites     *prometheus.CounterVec
 	outOfScope    prometheus.Counter
 	retired       prometheus.Counter
+	returned      *prometheus.CounterVec
 	fetchDuration prometheus.Histogram
 	queued        prometheus.Gauge
 	inFlight      prometheus.Gauge
@@ -60,6 +61,8 @@ func newMetrics() *metrics {
 			Help: "Links dropped as out of scope."}),
 		retired: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_hosts_retired_total",
 			Help: "Hosts retired after repeated failures."}),
+		returned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_urls_returned_total",
+			Help: "Leased URLs given back to the frontier unchanged, by reason."}, []string{"reason"}),
 		fetchDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "courtesy_fetch_duration_seconds",
 			Help: "Fetch duration, request start to last body byte.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)}),
 		queued: prometheus.NewGauge(prometheus.GaugeOpts{Name: "courtesy_crawl_queued_urls",
@@ -70,7 +73,7 @@ func newMetrics() *metrics {
 			Help: "Hosts with URLs left to crawl."}),
 	}
 	m.reg.MustRegister(m.pages, m.bytes, m.completed, m.discovered, m.errors, m.robotsDenied, m.robotsFetches,
-		m.trapCuts, m.trapSites, m.outOfScope, m.retired, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
+		m.trapCuts, m.trapSites, m.outOfScope, m.retired, m.returned, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

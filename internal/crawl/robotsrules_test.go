@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // recordingWeb serves fixed bodies by host and path on loopback and
@@ -154,5 +155,62 @@ func TestEgressIPs(t *testing.T) {
 	}
 	if err := (Config{EgressIPs: []string{"not an address"}}).Validate(); err == nil {
 		t.Error("bad egress-ips accepted")
+	}
+}
+
+// TestReturnedWithReason: a URL the worker cannot finish goes back to the
+// frontier by one path that records why: here robots.txt answers 503, so
+// the seed is given back ("robots-retry") until the host is retired after
+// MaxHostFailures tries, and then completed with the robots prerequisite
+// status.
+func TestReturnedWithReason(t *testing.T) {
+	w := &recordingWeb{pages: map[string]string{}}
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.mu.Lock()
+			w.log = append(w.log, r.URL.Path)
+			w.mu.Unlock()
+			http.Error(rw, "down", http.StatusServiceUnavailable)
+			return
+		}
+		w.ServeHTTP(rw, r)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	res, err := resolve.New([]string{"*=" + ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{DataDir: t.TempDir(), Delay: 10 * time.Millisecond, MaxDuration: time.Minute, Workers: 2, MaxHostFailures: 3}
+	cfg.Politeness.Robots.RetryBase, cfg.Politeness.Robots.RetryMax = 10*time.Millisecond, 20*time.Millisecond
+	c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sum, err := c.Run(ctx, []string{"http://down.test/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m dto.Metric
+	if err := c.metrics.returned.WithLabelValues(backRobotsRetry).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetCounter().GetValue(); got != float64(cfg.MaxHostFailures-1) {
+		t.Errorf("returned for %s: %v, want %d", backRobotsRetry, got, cfg.MaxHostFailures-1)
+	}
+	if sum.Retired["down.test"] == "" || !sum.Finished || sum.Pages != 0 {
+		t.Errorf("summary %+v: want down.test retired, no page, a finished crawl", sum)
+	}
+	for _, k := range w.requests() {
+		if k != "/robots.txt" {
+			t.Errorf("request %q to a host whose robots.txt is unavailable", k)
+		}
 	}
 }

@@ -56,75 +56,138 @@ func md1(m map[string][]string, k string) string {
 	return ""
 }
 
-// handle crawls one leased URL: gate, fetch, archive, extract. It returns
-// true when it handed the URL to the acker (which acknowledges it together
-// with its outlinks once its WARC records are on disk), false when the URL
-// was returned to the frontier unchanged.
+// next is how a pipeline stage left a leased URL: handed to the acker
+// (acked: completed, retried later, or moved to another host), given back
+// to the frontier unchanged (back names why, until holds the host's queue
+// till then when set), or neither: the next stage takes it.
+type next struct {
+	acked bool
+	back  string
+	until time.Time
+}
+
+// Reasons a URL goes back to the frontier unchanged (the label of
+// courtesy_crawl_returned_total).
+const (
+	backGateFailed  = "gate-failed"       // the gate (its backend) failed
+	backNotYet      = "not-yet"           // delay, concurrency, window or backoff
+	backRobotsRetry = "robots-retry"      // robots.txt unavailable, to be asked again
+	backHostRetired = "host-retired"      // a backoff longer than MaxHostWait retired the host
+	backCanceled    = "canceled"          // the crawl is stopping
+	backWARCFailed  = "warc-write-failed" // not archived: fetched again later
+)
+
+var acked = next{acked: true}
+
+// handle crawls one leased URL as one pipeline: admit (host rules and
+// the gate), fetch, process (dedup, extraction, archive), and then ends
+// it in one place (end): acknowledged by the acker, or given back to the
+// frontier with the reason recorded. It reports whether the acker has the
+// URL.
 func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 	u, err := url.Parse(l.URL)
 	if err != nil || u.Host == "" {
-		return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusUnsupportedURI, Size: -1, Thread: wid}, -1)
+		return c.end(ctx, l, c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusUnsupportedURI, Size: -1, Thread: wid}, -1))
 	}
-	if c.moveLeased(wid, l, u, nil) { // host map (hostmap.go)
+	permit, hs, n := c.admit(ctx, wid, l, u)
+	if permit == nil {
+		return c.end(ctx, l, n)
+	}
+	res, ferr := c.fetch(ctx, l, u, permit, hs)
+	return c.end(ctx, l, c.process(ctx, wid, l, u, hs, res, ferr))
+}
+
+// end is the one way a leased URL leaves the worker: to the acker, or
+// back to the frontier unchanged, its host's queue held until n.until,
+// the reason counted and logged.
+func (c *Crawler) end(ctx context.Context, l frontier.Lease, n next) bool {
+	if n.acked {
 		return true
 	}
-	key := l.Key
-	var permit *politeness.Permit
-	for attempt := 0; ; attempt++ {
-		p, d, err := c.gate.Try(ctx, u)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.log.Warn("politeness gate failed", "url", l.URL, "err", err)
-				c.block(ctx, key, c.now().Add(5*time.Second))
-			}
-			c.fr.Release(l.URLInfo)
-			return false
-		}
-		if p != nil {
-			permit = p
-			break
-		}
-		switch d.Reason {
-		case politeness.ReasonRobots:
-			c.stats.robotsDenied.Add(1)
-			c.metrics.robotsDenied.Inc()
-			return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusRobotsDisallowed, Size: -1, Thread: wid,
-				Annotations: []string{crawllog.AnnotationRobotsDisallow}}, -1)
-		case politeness.ReasonRobotsUnavailable:
-			return c.robotsUnavailable(ctx, wid, l, d)
-		case politeness.ReasonBackoff:
-			if d.RetryAfter > c.cfg.MaxHostWait {
-				// Retry-After of hours: do not hold the crawl open for it.
-				c.retire(ctx, u.Hostname(), key, "backoff: "+d.Detail)
-				c.fr.Release(l.URLInfo)
-				return false
-			}
-		}
-		if d.RetryAfter > 0 && d.RetryAfter <= shortWait && attempt < 3 {
-			if !sleep(ctx, d.RetryAfter) {
-				c.fr.Release(l.URLInfo)
-				return false
-			}
-			continue
-		}
-		wait := max(d.RetryAfter, time.Millisecond)
-		c.block(ctx, key, c.now().Add(wait))
-		c.fr.Release(l.URLInfo)
-		return false
+	if !n.until.IsZero() {
+		c.block(ctx, l.Key, n.until)
 	}
+	c.metrics.returned.WithLabelValues(n.back).Inc()
+	c.log.Debug("URL returned to the frontier", "url", l.URL, "reason", n.back, "until", n.until)
+	c.fr.Release(l.URLInfo)
+	return false
+}
 
+// admit takes a URL through the host map and the gate. It returns a
+// permit for the fetch, or nil and how the URL ended: moved to another
+// host (robots Host, Mirror-site, duplicate hosts), refused by robots.txt,
+// or not yet allowed.
+func (c *Crawler) admit(ctx context.Context, wid int, l frontier.Lease, u *url.URL) (*politeness.Permit, *hostState, next) {
+	if c.moveLeased(wid, l, u, nil) { // host map (hostmap.go)
+		return nil, nil, acked
+	}
+	permit, n := c.ask(ctx, wid, l, u)
+	if permit == nil {
+		return nil, nil, n
+	}
 	hs := c.host(u.Hostname())
 	c.firstContact(ctx, u, l, hs)
 	// robots.txt fetched again, or a host rule due for a re-check
 	// (hostmap.go): the rule is set, kept or dropped before it is used.
 	c.recheckHostRules(ctx, u)
 	if c.moveLeased(wid, l, u, permit) { // robots.txt just named another host
-		return true
+		return nil, nil, acked
 	}
+	return permit, hs, next{}
+}
+
+// ask asks the gate for u. A "not yet" of at most shortWait is waited out
+// here (three times at most); a longer one gives the URL back with the
+// gate's Decision.NextAllowed, so no worker waits long on a host.
+func (c *Crawler) ask(ctx context.Context, wid int, l frontier.Lease, u *url.URL) (*politeness.Permit, next) {
+	for attempt := 0; ; attempt++ {
+		p, d, err := c.gate.Try(ctx, u)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, next{back: backCanceled}
+			}
+			c.log.Warn("politeness gate failed", "url", l.URL, "err", err)
+			return nil, next{back: backGateFailed, until: c.now().Add(5 * time.Second)}
+		}
+		if p != nil {
+			return p, next{}
+		}
+		switch d.Reason {
+		case politeness.ReasonRobots:
+			c.stats.robotsDenied.Add(1)
+			c.metrics.robotsDenied.Inc()
+			return nil, c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusRobotsDisallowed, Size: -1, Thread: wid,
+				Annotations: []string{crawllog.AnnotationRobotsDisallow}}, -1)
+		case politeness.ReasonRobotsUnavailable:
+			return nil, c.robotsUnavailable(ctx, wid, l, d)
+		case politeness.ReasonBackoff:
+			if d.RetryAfter > c.cfg.MaxHostWait {
+				// Retry-After of hours: do not hold the crawl open for it.
+				c.retire(ctx, u.Hostname(), l.Key, "backoff: "+d.Detail)
+				return nil, next{back: backHostRetired}
+			}
+		}
+		if d.RetryAfter > 0 && d.RetryAfter <= shortWait && attempt < 3 {
+			if !sleep(ctx, d.RetryAfter) {
+				return nil, next{back: backCanceled}
+			}
+			continue
+		}
+		until := d.NextAllowed
+		if floor := c.now().Add(time.Millisecond); until.Before(floor) {
+			until = floor
+		}
+		return nil, next{back: backNotYet, until: until}
+	}
+}
+
+// fetch makes the request under permit and tells the gate how it went;
+// the host's queue is then held until the gate's next time for the host
+// (Permit.Next), so that it is not served before the gate would open.
+func (c *Crawler) fetch(ctx context.Context, l frontier.Lease, u *url.URL, permit *politeness.Permit, hs *hostState) (*fetch.Result, error) {
 	c.hostsMu.Lock()
 	req := hs.req
 	c.hostsMu.Unlock()
-
 	res, ferr := c.fetcher.Fetch(ctx, u, req)
 	out := politeness.Outcome{Err: ferr}
 	if res != nil {
@@ -134,27 +197,29 @@ func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 	if err := permit.Done(out); err != nil {
 		c.log.Warn("politeness gate: fetch not recorded", "url", l.URL, "err", err)
 	}
-	// Tell the frontier when the host is next due, as the gate decides,
-	// so that the queue is not served (and no worker waits) before the
-	// gate would open.
-	next, err := permit.Next(ctx)
+	nextAt, err := permit.Next(ctx)
 	if err != nil {
-		c.log.Debug("politeness gate: next time of the host", "key", key, "err", err)
+		c.log.Debug("politeness gate: next time of the host", "key", l.Key, "err", err)
 	}
-	c.block(ctx, key, next)
+	c.block(ctx, l.Key, nextAt)
+	return res, ferr
+}
 
-	if ferr != nil {
-		kind := fetch.KindOf(ferr)
-		if kind == fetch.KindCanceled || ctx.Err() != nil {
-			c.fr.Release(l.URLInfo)
-			return false
-		}
-		c.stats.errors.Add(1)
-		c.metrics.errors.WithLabelValues(kind.String()).Inc()
-		c.hostFailed(ctx, u.Hostname(), key, kind.String())
-		return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1)
+// process handles what the fetch gave: a network error is retried (and
+// counts toward the host's failures); a response is deduplicated,
+// parsed and archived (fetched).
+func (c *Crawler) process(ctx context.Context, wid int, l frontier.Lease, u *url.URL, hs *hostState, res *fetch.Result, ferr error) next {
+	if ferr == nil {
+		return c.fetched(ctx, wid, l, u, hs, res)
 	}
-	return c.fetched(ctx, wid, l, u, hs, res)
+	kind := fetch.KindOf(ferr)
+	if kind == fetch.KindCanceled || ctx.Err() != nil {
+		return next{back: backCanceled}
+	}
+	c.stats.errors.Add(1)
+	c.metrics.errors.WithLabelValues(kind.String()).Inc()
+	c.hostFailed(ctx, u.Hostname(), l.Key, kind.String())
+	return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1)
 }
 
 // statusOf maps a fetch error kind to a Heritrix crawl.log status.
@@ -196,7 +261,7 @@ func (c *Crawler) block(ctx context.Context, key string, t time.Time) {
 // in disallow mode: no request goes to it until robots.txt is fetched
 // again; after MaxHostFailures tries, or at once for 401/403, the host is
 // retired.
-func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lease, d politeness.Decision) bool {
+func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lease, d politeness.Decision) next {
 	u, _ := url.Parse(l.URL)
 	hs := c.host(u.Hostname())
 	c.hostsMu.Lock()
@@ -204,9 +269,7 @@ func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lea
 	n := hs.robotsFailures
 	c.hostsMu.Unlock()
 	if d.RetryAfter >= 0 && d.RetryAfter <= c.cfg.MaxHostWait && n < c.cfg.MaxHostFailures {
-		c.block(ctx, l.Key, c.now().Add(max(d.RetryAfter, time.Second)))
-		c.fr.Release(l.URLInfo)
-		return false
+		return next{back: backRobotsRetry, until: c.now().Add(max(d.RetryAfter, time.Second))}
 	}
 	reason := "robots.txt unavailable: " + d.Detail
 	c.retire(ctx, u.Hostname(), l.Key, reason)
@@ -246,7 +309,7 @@ func (c *Crawler) retire(ctx context.Context, host, key, reason string) {
 // retry schedules a failed URL again with exponential backoff, or gives
 // up after MaxRetries, logging the failure either way. warcIdx is the WARC
 // writer that holds its records, or -1.
-func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int) bool {
+func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int) next {
 	tries, _ := strconv.Atoi(md1(l.Metadata, mdTry))
 	tries++
 	e.Annotations = append(e.Annotations, crawllog.Tries(tries))
@@ -259,7 +322,7 @@ func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcId
 	when := c.now().Add(c.cfg.RetryDelay << (tries - 1))
 	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
 	c.acks <- &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, entry: e, warc: warcIdx}
-	return true
+	return acked
 }
 
 func cloneMD(m map[string][]string) map[string][]string {
@@ -340,7 +403,7 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 
 // fetched handles a response: dedup, WARC, extraction, crawl log, outlinks
 // and the acknowledgement.
-func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url.URL, hs *hostState, res *fetch.Result) bool {
+func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url.URL, hs *hostState, res *fetch.Result) next {
 	host := u.Hostname()
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(res.RawBody)))
@@ -481,13 +544,14 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		if err != nil {
 			// Not archived: return the URL; it is served again.
 			c.log.Error("WARC write failed", "url", l.URL, "err", err)
-			c.fr.Release(l.URLInfo)
-			return false
+			return next{back: backWARCFailed}
 		}
 		if ok && revisit == nil && len(res.RawBody) > 0 {
 			// Committed by the acker right before the frontier's synced
 			// commit of this page, which makes it durable.
-			_ = c.digestsW.Set([]byte(digest), encodeRevisit(l.URL, res.Start, wr.Response.RecordID))
+			if err := c.digestsW.Set([]byte(digest), encodeRevisit(l.URL, res.Start, wr.Response.RecordID)); err != nil {
+				c.log.Warn("payload digest not kept: a later copy is archived in full", "url", l.URL, "err", err)
+			}
 			c.digestsSeen.Add(digest)
 		}
 	}
@@ -673,7 +737,9 @@ func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
 	case traps.Duplicates:
 		ann = crawllog.AnnotationTrapDuplicates
 	}
-	_ = c.clog.Log(&crawllog.Entry{Status: status, Size: -1, URL: raw, Path: path, Via: l.URL, Annotations: []string{ann}})
+	if err := c.clog.Log(&crawllog.Entry{Status: status, Size: -1, URL: raw, Path: path, Via: l.URL, Annotations: []string{ann}}); err != nil {
+		c.log.Warn("crawl log write failed", "err", err)
+	}
 }
 
 // sitemapItems queues a sitemap's entries (priority high: seed 001 has
@@ -735,10 +801,10 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 // complete hands the URL to the acker: logged and acknowledged
 // (completed) together with its outlinks in one frontier Put, after the
 // WARC writer warcIdx (-1: none) was flushed.
-func (c *Crawler) complete(l frontier.Lease, items []frontier.Item, e *crawllog.Entry, warcIdx int) bool {
+func (c *Crawler) complete(l frontier.Lease, items []frontier.Item, e *crawllog.Entry, warcIdx int) next {
 	c.acks <- &ack{lease: l, items: items, entry: e, warc: warcIdx, done: true,
 		final: frontier.Item{Info: frontier.URLInfo{URL: l.URL, Key: l.Key, CrawlID: l.CrawlID}, Known: true}}
-	return true
+	return acked
 }
 
 // digestLookup returns the revisit target stored for a payload digest,
