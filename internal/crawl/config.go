@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/hostmap"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
 )
@@ -302,8 +303,8 @@ func (c Config) Validate() error {
 	if err := c.Traps.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := parseDuplicateHosts(c.DuplicateHosts); err != nil {
-		errs = append(errs, err)
+	if _, err := hostmap.ParseDuplicateHosts(c.DuplicateHosts); err != nil {
+		errs = append(errs, fmt.Errorf("crawl: %w", err))
 	}
 	return errors.Join(errs...)
 }

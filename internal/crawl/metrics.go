@@ -78,19 +78,13 @@ func newMetrics() *metrics {
 	return m
 }
 
-// robotsObserver feeds the gate's robots.txt events into the metrics,
-// and tells the host map (hostmap.go) that an origin's robots.txt was
-// fetched, so that its Host/Mirror-site rule is re-read.
+// robotsObserver feeds the gate's robots.txt events into the metrics.
 type robotsObserver struct {
-	m         *metrics
-	refreshed func(origin string) // nil: none
+	m *metrics
 }
 
-func (o robotsObserver) RobotsFetched(origin string, r politeness.RobotsResult, _ bool, _ time.Duration) {
+func (o robotsObserver) RobotsFetched(_ string, r politeness.RobotsResult, _ bool, _ time.Duration) {
 	o.m.robotsFetches.WithLabelValues(string(r)).Inc()
-	if o.refreshed != nil {
-		o.refreshed(origin)
-	}
 }
 func (o robotsObserver) Decided(politeness.Decision) {}
 

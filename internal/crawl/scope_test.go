@@ -90,6 +90,8 @@ func TestConfigValidate(t *testing.T) {
 		{"bad regexp", Config{Scope: Scope{Include: []string{"("}}}, false},
 		{"negative pages", Config{MaxPages: -1}, false},
 		{"negative delay means none", Config{Delay: -time.Second}, true},
+		{"duplicate-hosts loop", Config{DuplicateHosts: []string{"a.test=b.test", "b.test=a.test"}}, false},
+		{"duplicate-hosts", Config{DuplicateHosts: []string{"www.a.test=a.test"}}, true},
 		{"store cache 512 MiB", Config{StoreCacheBytes: 512 << 20}, true},
 		{"negative store cache", Config{StoreCacheBytes: -1}, false},
 		{"store cache over 64 GiB", Config{StoreCacheBytes: 65 << 30}, false},

@@ -27,6 +27,7 @@ type Gate struct {
 	dstore DelayStore
 	client *http.Client
 	obs    Observer
+	stored func(origin string)
 	now    func() time.Time
 	sf     singleflight.Group
 
@@ -80,7 +81,7 @@ func New(cfg Config, b Backend) (*Gate, error) {
 	}
 	cfg = cfg.withDefaults()
 	cfg.Robots.Unauthorized = strings.ToLower(cfg.Robots.Unauthorized)
-	g := &Gate{cfg: cfg, state: b.State, rstore: b.Robots, dstore: b.Delays, obs: b.Observer, now: b.Now}
+	g := &Gate{cfg: cfg, state: b.State, rstore: b.Robots, dstore: b.Delays, obs: b.Observer, stored: b.RobotsStored, now: b.Now}
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -95,6 +96,9 @@ func New(cfg Config, b Backend) (*Gate, error) {
 	}
 	if g.obs == nil {
 		g.obs = nopObserver{}
+	}
+	if g.stored == nil {
+		g.stored = func(string) {}
 	}
 	g.client = robotsClient(b.HTTPClient)
 	g.mu.robots = make(map[string]*robotsView)

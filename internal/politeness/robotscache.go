@@ -240,6 +240,7 @@ func (g *Gate) refreshRobots(ctx context.Context, t target, old *robotsView) (re
 	v := g.buildView(e, g.now())
 	g.cacheView(v)
 	g.obs.RobotsFetched(t.origin, e.Result, e.Result == RobotsUnavailable && !v.blocked, took)
+	g.stored(t.origin)
 	if err := g.noteRobotsDelay(ctx, t.key, v, g.now()); err != nil {
 		return refreshed{}, err
 	}
@@ -290,6 +291,7 @@ func (g *Gate) keepRedirectTarget(ctx context.Context, origin string, fr fetchRe
 	v := g.buildView(e, now)
 	g.cacheView(v)
 	g.obs.RobotsFetched(other, e.Result, e.Result == RobotsUnavailable && !v.blocked, took)
+	g.stored(other)
 	return g.noteRobotsDelay(ctx, t.key, v, now)
 }
 

@@ -140,7 +140,14 @@ type Backend struct {
 	HTTPClient *http.Client
 	// Observer receives events; nil discards them.
 	Observer Observer
-	// Now is the clock for robots expiry and Permit deadlines; nil means
-	// time.Now. (State uses its own clock.)
+	// RobotsStored, when set, is called with the origin after every
+	// robots.txt result the gate stores (fetched, redirected to, failed):
+	// the hook for a caller that keeps state derived from the file (the
+	// crawler's host map re-reads Host and Mirror-site lines). It must
+	// not block.
+	RobotsStored func(origin string)
+	// Now is the clock for robots expiry and Permit deadlines, and of the
+	// memory State made when State is nil; nil means time.Now. (Other
+	// States keep their own clock: Redis uses the server's.)
 	Now func() time.Time
 }
