@@ -18,7 +18,8 @@ import (
 
 // crawlFile is the part of the YAML configuration `courtesy crawl` reads:
 // the top-level `data` directory, the `politeness:` section shared with the
-// proxy (the gate's knobs and seed 000 Listing 9 delays) and the `crawl:`
+// proxy (the gate's knobs and the per-domain delays
+// of the polite-proxy thesis' configuration format) and the `crawl:`
 // section. Other sections (proxy, cache, ...) are left to their commands.
 type crawlFile struct {
 	Data       string                `yaml:"data"`
@@ -202,7 +203,7 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 		state = "finished: nothing left to crawl"
 	}
 	fmt.Fprintf(w, "Crawl %s.\n", state)
-	fmt.Fprintf(w, "  pages fetched       %d (%s) from %d hosts in %s\n", s.Pages, bytesText(s.Bytes), s.Hosts, s.Duration.Round(time.Millisecond))
+	fmt.Fprintf(w, "  pages fetched       %d (%s) from %d hosts in %s\n", s.Pages, crawl.FormatBytes(s.Bytes), s.Hosts, s.Duration.Round(time.Millisecond))
 	fmt.Fprintf(w, "  URLs completed      %d (all runs), %d still queued\n", s.Completed, s.Queued)
 	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
 	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
@@ -244,16 +245,4 @@ func trapsOrder(s *crawl.Summary) []traps.Kind {
 		}
 	}
 	return out
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -101,7 +101,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 func printDemo(env *Env, s *crawl.Summary, rep *report.Report, dir string) {
 	w := env.Stdout
 	fmt.Fprintf(w, "\nCrawled %d pages (%s) from %d hosts in %s; %d URLs still queued.\n",
-		s.Pages, bytesText(s.Bytes), s.Hosts, s.Duration.Round(time.Second), s.Queued)
+		s.Pages, crawl.FormatBytes(s.Bytes), s.Hosts, s.Duration.Round(time.Second), s.Queued)
 	fmt.Fprintf(w, "Robots.txt refusals: %d URLs not fetched; %d hosts left alone because robots.txt was unavailable or forbidden.\n",
 		s.RobotsDenied, len(s.Retired))
 	fmt.Fprintf(w, "Politeness (as the synthetic web saw it): %d requests, %d overlapping, %d closer than robots.txt asks, %d to disallowed paths, %d before robots.txt.\n",

@@ -78,7 +78,7 @@ type Config struct {
 	Politeness politeness.Config `yaml:"-"`
 	// Scope says which URLs are crawled.
 	Scope Scope `yaml:"scope"`
-	// Traps are the per-site limits (seed 001 §6 defaults).
+	// Traps are the per-site limits.
 	Traps traps.Limits `yaml:"traps"`
 	// HonorNoArchive keeps pages marked noarchive (meta robots or
 	// X-Robots-Tag) out of the WARC files. Default true; set
@@ -106,7 +106,7 @@ type Config struct {
 	MaxHostWait time.Duration `yaml:"max-host-wait"`
 	// HeadBeforeGet sends a HEAD first for URLs whose extension suggests a
 	// format not wanted (pdf, zip, mp3, ...) and skips the GET when the
-	// Content-Type confirms it (seed 001 §5.1). Default false.
+	// Content-Type confirms it. Default false.
 	HeadBeforeGet bool `yaml:"head-before-get"`
 	// WantedTypes are the media types worth a GET after a HEAD ("type/*"
 	// for a whole type). Empty means the fetcher's default (HTML, XML,
@@ -115,13 +115,13 @@ type Config struct {
 	// Images also follows img src links. Default false.
 	Images bool `yaml:"images"`
 	// ScriptURLs also follows absolute URLs found in inline scripts by
-	// pattern (seed 001 §4.2). Default false.
+	// pattern. Default false.
 	ScriptURLs bool `yaml:"script-urls"`
 	// ProgressInterval is the period of the progress log lines when stdout
 	// is not a terminal. Default 10s.
 	ProgressInterval time.Duration `yaml:"progress-interval"`
 	// DuplicateHosts are host aliases the operator knows to serve the
-	// same content as another host (duplicate hosts, seed 001 §4.3), each
+	// same content as another host (duplicate hosts), each
 	// "ALIAS=CANONICAL": ALIAS is "host" (every port) or "host:port",
 	// CANONICAL is "[scheme://]host[:port]" (without scheme and port the
 	// URL's scheme and port stay). URLs on ALIAS are queued and fetched
@@ -134,8 +134,7 @@ type Config struct {
 	// its preferred ("master") name are queued under that host. Default
 	// true.
 	RobotsHost *bool `yaml:"robots-host"`
-	// MirrorSites follows the REGP Mirror-site directive (seed 002
-	// §3.2.11): URLs of an origin that names a mirror "to visit instead"
+	// MirrorSites follows the REGP Mirror-site directive: URLs of an origin that names a mirror "to visit instead"
 	// are queued under the first mirror in scope. Default true.
 	MirrorSites *bool `yaml:"mirror-sites"`
 	// MaxHostRewrites bounds the host rewrites learned from robots.txt
@@ -152,7 +151,7 @@ type Config struct {
 	EgressIPs []string `yaml:"egress-ips"`
 }
 
-// Scope says which URLs are crawled (seed 001 §5.3).
+// Scope says which URLs are crawled.
 type Scope struct {
 	// Mode is "seeds" (default: the seed hosts only), "domains" (hosts
 	// ending in one of Domains, plus the seed hosts) or "all".
@@ -171,8 +170,7 @@ type Scope struct {
 	MaxOffScopeHops int `yaml:"max-off-scope-hops"`
 	// ExternalLinks is the policy for links to another in-scope site:
 	// "home-page" (replace them by the site's home page), "deep-link"
-	// (follow them as they are) or "combined" (both; default) — seed 001
-	// §5.3.
+	// (follow them as they are) or "combined" (both; default).
 	ExternalLinks string `yaml:"external-links"`
 }
 

@@ -311,6 +311,8 @@ func (c *Crawler) open(ctx context.Context) error {
 	c.tr, err = traps.Open(c.db, cfg.Traps, traps.Options{OnTrap: func(site string, k traps.Kind, detail string) {
 		c.log.Warn("site stopped by a trap limit", "site", site, "limit", string(k), "detail", detail)
 		c.metrics.trapSites.WithLabelValues(string(k)).Inc()
+	}, OnError: func(site string, err error) {
+		c.log.Warn("trap counters not stored", "site", site, "err", err)
 	}})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)

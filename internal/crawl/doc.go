@@ -33,12 +33,11 @@
 // nofollow → no links, noindex → annotated, noarchive → not archived unless
 // HonorNoArchive is off; sitemaps with REGP <type> and <srcloc>), and
 // archived: request, response (or revisit) and metadata records (outlinks,
-// fetch time, IP, truncation, robots decision). Redirects are links (seed
-// 001 §3.4): the target is normalized and queued, and the 3xx is archived.
+// fetch time, IP, truncation, robots decision). Redirects are links: the target is normalized and queued, and the 3xx is archived.
 // Outlinks are crawl-normalized (session ids, directory-list sorts,
 // trailing index files), scoped (seed hosts by default; domain suffixes;
 // regexps; off-scope hops; external-link policy home-page / deep-link /
-// combined, seed 001 §5.3) and checked against the trap limits.
+// combined) and checked against the trap limits.
 //
 // # Durability and resume
 //

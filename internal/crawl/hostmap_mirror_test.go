@@ -137,7 +137,7 @@ func TestOutlinksOnMirror(t *testing.T) {
 	}
 }
 
-// TestCrawlMirrorLinks (issue 5) crawls a mirrored site on loopback:
+// TestCrawlMirrorLinks crawls a mirrored site on loopback:
 // o.test's robots.txt names m1.test and m2.test as its mirrors, and the
 // mirrors serve its pages with relative links (which resolve on the
 // mirror that served them) and absolute links to each other and to

@@ -404,7 +404,7 @@ func putRobots(t *testing.T, c *Crawler, origin string, e politeness.RobotsEntry
 	c.robotsRefreshed(origin)
 }
 
-// TestHostRuleRefresh (issue 5, gap 1): when the robots.txt that gave a
+// TestHostRuleRefresh: when the robots.txt that gave a
 // rule is fetched again, a 2xx file without the directive, a 4xx, 401 or
 // 403 drops the rule from memory and store; a 5xx or a network error
 // keeps it (RFC 9309 §2.3.1.4).
@@ -470,7 +470,7 @@ func TestHostRuleRefresh(t *testing.T) {
 	}
 }
 
-// TestMirrorSpread (issue 5, gap 2): several mirrors share the load of
+// TestMirrorSpread: several mirrors share the load of
 // the declaring origin; a URL always goes to the same mirror, whatever
 // the order of the Mirror-site lines, across a restart too; at most
 // hostmap.MaxMirrors are used.
@@ -563,7 +563,7 @@ func TestMirrorSpread(t *testing.T) {
 	}
 }
 
-// TestCrawlHostRuleRefresh (issue 5, gap 1) crawls twice over one state
+// TestCrawlHostRuleRefresh crawls twice over one state
 // directory with a short robots.txt TTL. The first run learns www.a.test's
 // Host rule; between the runs its robots.txt changes. A 404 or a file
 // without the line drops the rule at the re-check, and the second run's

@@ -137,7 +137,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		}
 		if c.opts.Progress != nil && c.opts.Terminal {
 			fmt.Fprintf(c.opts.Progress, "\r%d pages  %.0f pages/s  %s  %d queued  %d active hosts  %d errors%s   ",
-				pages, rate, humanBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
+				pages, rate, FormatBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
 			continue
 		}
 		if now := c.now(); now.Sub(lastLog) >= c.cfg.ProgressInterval {
@@ -148,7 +148,8 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 	}
 }
 
-func humanBytes(n int64) string {
+// FormatBytes writes a byte count for people: "12.3 MiB", "512 B".
+func FormatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))

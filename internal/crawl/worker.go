@@ -81,7 +81,7 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 	}
 	if ok && rules.Entry.Result == politeness.RobotsOK {
 		g := rules.Group
-		// REGP Language, Encoding and Cookie (seed 002 §3.2.9-3.2.10) go
+		// REGP Language, Encoding and Cookie go
 		// into every request to the host.
 		ext := g.Extensions()
 		req := fetch.Request{
@@ -156,8 +156,8 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	}
 
 	if res.Skipped {
-		// HEAD-before-GET: an unwanted media type is not downloaded
-		// (seed 001 §5.1); the HEAD is logged, nothing is archived.
+		// HEAD-before-GET: an unwanted media type is not downloaded;
+		// the HEAD is logged, nothing is archived.
 		e.Size = -1
 		e.Annotations = append(e.Annotations, "head:skipped")
 		return c.complete(l, nil, e, -1)
@@ -188,7 +188,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 
 	// Duplicates: identical payload → revisit record; near-identical text
 	// (simhash, Hamming ≤ 3) → annotated. Both count toward the site's
-	// duplicate limit (seed 001 §6: 10).
+	// duplicate limit.
 	digest := dedup.Digest(res.RawBody)
 	e.Digest = digest
 	var revisit *warc.Revisit
@@ -223,7 +223,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		links = page.Links
 	}
 	if res.Redirect != nil && res.Status >= 300 && res.Status < 400 {
-		// Redirects are links (seed 001 §3.4): queued, not followed.
+		// Redirects are links: queued, not followed.
 		if rl, err := extract.Redirect(u, res.Redirect.String()); err == nil {
 			// outlinks takes links normalized with c.norm, as
 			// extract.HTML gives them.
@@ -302,7 +302,7 @@ func (c *Crawler) warcMetadata(l frontier.Lease, res *fetch.Result, items []fron
 		f = append(f, warc.Field{Name: "truncated", Value: string(res.TruncReason)})
 	}
 	if src := md1(l.Metadata, mdSrcLoc); src != "" {
-		// REGP: this URL is the crawler copy of srcloc (seed 002 §4.2).
+		// REGP: this URL is the crawler copy of srcloc.
 		f = append(f, warc.Field{Name: "srcloc", Value: src})
 	}
 	if d.NoIndex {
@@ -395,7 +395,7 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		}
 		host := nu.Hostname()
 		if siteStopped && host == srcHost {
-			continue // seed 001 §5.4: stop following links within a trapped site
+			continue // a trapped site: stop following links within it
 		}
 		offHops := 0
 		if !c.scope.inScope(nu) {
@@ -464,7 +464,7 @@ func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
 	}
 }
 
-// sitemapItems queues a sitemap's entries (priority high: seed 001 has
+// sitemapItems queues a sitemap's entries (priority high: the crawl order is
 // seeds first, then sitemap entries) and child sitemaps.
 func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *sitemap.Sitemap) []frontier.Item {
 	var items []frontier.Item

@@ -65,12 +65,12 @@ type Decision struct {
 	// Delays is the delay breakdown in force for the key and this URL.
 	Delays Delays
 	// Detail is a human sentence for logs and the verbose service's
-	// `error` field (seed 000 Listing 8); "" when Allowed.
+	// `error` field (the verbose politeness service); "" when Allowed.
 	Detail string
 }
 
 // RetryAfterMillis is RetryAfter in whole milliseconds, rounded up, for
-// seed 000 Listing 8's `retryAfter`: -1 when no delay applies (allowed, or
+// the verbose politeness service's `retryAfter`: -1 when no delay applies (allowed, or
 // waiting does not help).
 func (d Decision) RetryAfterMillis() int64 {
 	if d.Allowed || d.RetryAfter < 0 {
@@ -79,7 +79,7 @@ func (d Decision) RetryAfterMillis() int64 {
 	return int64((d.RetryAfter + time.Millisecond - 1) / time.Millisecond)
 }
 
-// Delays is the breakdown of a key's effective delay (seed 000 §5.6 keeps
+// Delays is the breakdown of a key's effective delay (the polite-proxy thesis keeps
 // the manual, robots and current delays apart).
 type Delays struct {
 	// Configured is the manual delay of the key, else the default delay

@@ -64,7 +64,7 @@ type RobotsStore interface {
 	DeleteRobots(ctx context.Context, origin string) error
 }
 
-// DelayEntry is the stored delay configuration of one key (seed 000 §5.6:
+// DelayEntry is the stored delay configuration of one key (the polite-proxy thesis:
 // manual and robots delays kept apart).
 type DelayEntry struct {
 	// Key is the politeness key; DefaultDelayKey holds the default delay.
