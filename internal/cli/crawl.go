@@ -211,6 +211,9 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 		fmt.Fprintf(w, "  host rewrites       %d URLs (robots Host, Mirror-site, duplicate hosts)\n", s.HostRewrites)
 	}
 	fmt.Fprintf(w, "  fetch errors        %d\n", s.Errors)
+	if s.Failed > 0 {
+		fmt.Fprintf(w, "  failed URLs         %d (given up after their retries; final status in crawl.log)\n", s.Failed)
+	}
 	var cut int64
 	for _, n := range s.Traps.Hits {
 		cut += n

@@ -90,14 +90,20 @@ type Config struct {
 	// MaxSitemapsPerHost bounds the sitemap files fetched per host.
 	// Default 20.
 	MaxSitemapsPerHost int `yaml:"max-sitemaps-per-host"`
-	// MaxRetries is how often a URL that failed (network error, 5xx) is
-	// tried again, with exponential backoff from RetryDelay. Default 2.
+	// MaxRetries is how often a URL that failed (network error, 5xx, 429)
+	// is tried again, with exponential backoff from RetryDelay. Default 2.
 	MaxRetries int `yaml:"max-retries"`
 	// RetryDelay is the first retry's delay. Default 30s.
 	RetryDelay time.Duration `yaml:"retry-delay"`
-	// MaxHostFailures retires a host after this many consecutive failures
-	// (DNS, connect, timeout, 5xx) or robots.txt unavailable answers.
-	// Default 5.
+	// MaxRetryDelay caps the doubling retry delay. Default 15m: a crawl
+	// of hours gives a failing server a real pause between tries (Heritrix
+	// waits 15 min after a connection failure), yet a URL is never held
+	// longer than that.
+	MaxRetryDelay time.Duration `yaml:"max-retry-delay"`
+	// MaxHostFailures retires a host after this many consecutive
+	// host-level failures (DNS, connect, TLS, timeout; any HTTP answer
+	// resets the count, so a page's own 5xx never counts) or robots.txt
+	// unavailable answers. Default 5.
 	MaxHostFailures int `yaml:"max-host-failures"`
 	// MaxHostWait retires a host that asks to be left alone longer than
 	// this (robots.txt unavailable with a long Retry-After, a 429/503
@@ -237,6 +243,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = 2
+	}
+	if c.MaxRetryDelay <= 0 {
+		c.MaxRetryDelay = 15 * time.Minute
 	}
 	if c.RetryDelay <= 0 {
 		c.RetryDelay = 30 * time.Second

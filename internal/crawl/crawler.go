@@ -85,6 +85,9 @@ type Summary struct {
 	Traps traps.Report
 	// Retired maps the hosts retired this run to the reason.
 	Retired map[string]string
+	// Failed counts URLs given up this run after MaxRetries tries (network
+	// errors, 5xx, 429); crawl.log has their final status.
+	Failed int64
 	// WARCDir holds the WARC files; WARCFiles lists them (finished ones).
 	WARCDir   string
 	WARCFiles []string
@@ -145,6 +148,11 @@ type Crawler struct {
 	hostsMu sync.Mutex
 	hosts   map[string]*hostState
 
+	// holds are the times until which hosts' queues wait (a gate's "not
+	// yet", a backoff, a retry), for the progress line; bounded.
+	holdsMu sync.Mutex
+	holds   map[string]time.Time
+
 	inFlight  atomic.Int64
 	completed atomic.Int64
 	stats     runStats
@@ -153,6 +161,9 @@ type Crawler struct {
 // runStats are this run's counters.
 type runStats struct {
 	pages, bytes, robotsDenied, errors, dups, revisits, fetchedHosts atomic.Int64
+	// failed counts URLs given up after their retries (final status in
+	// crawl.log).
+	failed atomic.Int64
 }
 
 // hostState is what the crawler remembers of one host in memory.
@@ -173,7 +184,7 @@ func New(cfg Config, opts Options) (*Crawler, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, cutLog: map[string]struct{}{}}
+	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, holds: map[string]time.Time{}, cutLog: map[string]struct{}{}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -249,7 +260,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		Hosts:        int(c.stats.fetchedHosts.Load()),
 		RobotsDenied: c.stats.robotsDenied.Load(), Errors: c.stats.errors.Load(),
 		Duplicates: c.stats.dups.Load(), Revisits: c.stats.revisits.Load(), HostRewrites: c.hostRewrites(),
-		Traps: c.tr.Report(), Retired: map[string]string{},
+		Traps: c.tr.Report(), Retired: map[string]string{}, Failed: c.stats.failed.Load(),
 		WARCDir: c.cfg.WARCDir, CrawlLog: filepath.Join(c.cfg.DataDir, "crawl.log"),
 		Finished: finished, Resumed: resumed,
 	}

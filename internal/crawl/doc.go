@@ -51,9 +51,12 @@
 //
 // # Failures
 //
-// Network errors and 5xx answers are retried with exponential backoff
-// (MaxRetries, RetryDelay); MaxHostFailures consecutive failures retire the
-// host (frontier.Retire) with the reason logged. A host whose robots.txt is
+// Network errors, 5xx and 429 answers are retried with exponential
+// backoff (MaxRetries, RetryDelay, capped at MaxRetryDelay); the last
+// answer is the URL's final status. A page's own answer, whatever it is,
+// never retires its host: MaxHostFailures network failures in a row
+// (DNS, connect, TLS, timeouts) do (frontier.Retire), with the reason
+// logged. A host whose robots.txt is
 // unavailable is not fetched at all (RFC 9309 §2.3.1.4) and is retired
 // after as many tries; 401/403 in the default disallow mode retire it at
 // once.

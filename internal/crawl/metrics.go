@@ -135,13 +135,31 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		case c.cfg.MaxDuration > 0:
 			eta = " eta " + (c.cfg.MaxDuration - el).Round(time.Second).String()
 		}
+		// Nothing in flight but work queued: everything left waits on a
+		// host's delay, backoff or retry time. Say so, and until when, so
+		// that a waiting crawl never looks like a hung one.
+		now := c.now()
+		waitHosts, nextAt := 0, time.Time{}
+		if c.inFlight.Load() == 0 && st.Size > 0 {
+			waitHosts, nextAt = c.waiting(now)
+		}
 		if c.opts.Progress != nil && c.opts.Terminal {
+			if waitHosts > 0 {
+				fmt.Fprintf(c.opts.Progress, "\r%d pages  waiting: %d hosts in backoff, next at %s  %d queued%s   ",
+					pages, waitHosts, nextAt.Format(time.TimeOnly), st.Size, eta)
+				continue
+			}
 			fmt.Fprintf(c.opts.Progress, "\r%d pages  %.0f pages/s  %s  %d queued  %d active hosts  %d errors%s   ",
 				pages, rate, FormatBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
 			continue
 		}
-		if now := c.now(); now.Sub(lastLog) >= c.cfg.ProgressInterval {
+		if now.Sub(lastLog) >= c.cfg.ProgressInterval {
 			lastLog = now
+			if waitHosts > 0 {
+				c.log.Info(fmt.Sprintf("waiting: %d hosts in backoff, next at %s", waitHosts, nextAt.Format(time.TimeOnly)),
+					"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed)
+				continue
+			}
 			c.log.Info("progress", "pages", pages, "pages_per_s", int(rate), "bytes", c.stats.bytes.Load(),
 				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed)
 		}

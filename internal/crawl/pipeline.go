@@ -6,6 +6,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -215,6 +216,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func (c *Crawler) block(ctx context.Context, key string, t time.Time) {
+	c.hold(key, t)
 	if err := c.fr.BlockQueueUntil(context.WithoutCancel(ctx), c.cfg.CrawlID, key, t); err != nil {
 		c.log.Debug("frontier block failed", "key", key, "err", err)
 	}
@@ -278,15 +280,33 @@ func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcId
 	tries++
 	e.Annotations = append(e.Annotations, crawllog.Tries(tries))
 	if tries > c.cfg.MaxRetries {
+		c.stats.failed.Add(1)
 		return c.complete(l, nil, e, warcIdx)
 	}
 	info := l.URLInfo
 	info.Metadata = cloneMD(l.Metadata)
 	info.Metadata[mdTry] = []string{strconv.Itoa(tries)}
-	when := c.now().Add(c.cfg.RetryDelay << (tries - 1))
+	when := c.now().Add(retryBackoff(c.cfg.RetryDelay, c.cfg.MaxRetryDelay, tries))
+	c.hold(l.Key, when)
 	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
 	c.acks <- &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, entry: e, warc: warcIdx}
 	return acked
+}
+
+// transient reports whether an HTTP status is worth asking again: server
+// errors and 429 Too Many Requests (the gate also backs the host off).
+func transient(status int) bool {
+	return status >= 500 || status == http.StatusTooManyRequests
+}
+
+// retryBackoff is the delay before try number tries+1: base doubled per
+// try, never more than limit.
+func retryBackoff(base, limit time.Duration, tries int) time.Duration {
+	d := base
+	for i := 1; i < tries && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 func cloneMD(m map[string][]string) map[string][]string {
@@ -295,4 +315,44 @@ func cloneMD(m map[string][]string) map[string][]string {
 		out[k] = v
 	}
 	return out
+}
+
+// maxHolds bounds the hold times kept for the progress line.
+const maxHolds = 100_000
+
+// hold records that key's queue waits until t.
+func (c *Crawler) hold(key string, t time.Time) {
+	c.holdsMu.Lock()
+	defer c.holdsMu.Unlock()
+	if _, ok := c.holds[key]; !ok && len(c.holds) >= maxHolds {
+		now := c.now()
+		for k, u := range c.holds {
+			if !u.After(now) {
+				delete(c.holds, k)
+			}
+		}
+		if len(c.holds) >= maxHolds {
+			return
+		}
+	}
+	c.holds[key] = t
+}
+
+// waiting returns how many hosts wait past now and the earliest time one
+// of them opens; expired holds are dropped.
+func (c *Crawler) waiting(now time.Time) (int, time.Time) {
+	c.holdsMu.Lock()
+	defer c.holdsMu.Unlock()
+	n, next := 0, time.Time{}
+	for k, t := range c.holds {
+		if !t.After(now) {
+			delete(c.holds, k)
+			continue
+		}
+		n++
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return n, next
 }

@@ -1,10 +1,18 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,11 +64,18 @@ func (w *recordingWeb) requests() []string {
 // every host there.
 func serveRecording(t *testing.T, w *recordingWeb) *resolve.Resolver {
 	t.Helper()
+	return serveHandler(t, w)
+}
+
+// serveHandler serves h on loopback and returns a resolver sending every
+// host there.
+func serveHandler(t *testing.T, h http.Handler) *resolve.Resolver {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: w}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	r, err := resolve.New([]string{"*=" + ln.Addr().String()})
@@ -175,17 +190,7 @@ func TestReturnedWithReason(t *testing.T) {
 		}
 		w.ServeHTTP(rw, r)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	res, err := resolve.New([]string{"*=" + ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := serveHandler(t, h)
 	cfg := Config{DataDir: t.TempDir(), Delay: 10 * time.Millisecond, MaxDuration: time.Minute, Workers: 2, MaxHostFailures: 3}
 	cfg.Politeness.Robots.RetryBase, cfg.Politeness.Robots.RetryMax = 10*time.Millisecond, 20*time.Millisecond
 	c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
@@ -211,6 +216,126 @@ func TestReturnedWithReason(t *testing.T) {
 	for _, k := range w.requests() {
 		if k != "/robots.txt" {
 			t.Errorf("request %q to a host whose robots.txt is unavailable", k)
+		}
+	}
+}
+
+// TestPageErrorsKeepHost: a page's own 500 never retires its host: the
+// URL is tried MaxRetries more times, its last answer is its final status
+// in crawl.log, every other page of the host is crawled, and the crawl
+// finishes and says how many URLs failed. While only the retry is left,
+// the progress line says the crawl waits and until when.
+func TestPageErrorsKeepHost(t *testing.T) {
+	pages := map[string]string{"err.test /robots.txt": "User-agent: *\nAllow: /\n"}
+	home := ""
+	for i := range 8 {
+		home += fmt.Sprintf(`<a href="/p%d">p</a> <a href="/bad%d">b</a>`, i, i)
+		pages[fmt.Sprintf("err.test /p%d", i)] = "page"
+	}
+	pages["err.test /"] = home
+	w := &recordingWeb{pages: pages}
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/bad") {
+			w.mu.Lock()
+			w.log = append(w.log, "err.test "+r.URL.Path)
+			w.mu.Unlock()
+			http.Error(rw, "broken page", http.StatusInternalServerError)
+			return
+		}
+		w.ServeHTTP(rw, r)
+	})
+	res := serveHandler(t, h)
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	dir := t.TempDir()
+	cfg := Config{DataDir: dir, Delay: 10 * time.Millisecond, MaxDuration: time.Minute, Workers: 4,
+		MaxHostFailures: 2, MaxRetries: 2, RetryDelay: 1500 * time.Millisecond, ProgressInterval: time.Millisecond}
+	c, err := New(cfg, Options{Logger: logger, Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sum, err := c.Run(ctx, []string{"http://err.test/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Finished || len(sum.Retired) != 0 || sum.Failed != 8 {
+		t.Errorf("summary: finished %v, retired %v, failed %d; want finished, none retired, 8 failed", sum.Finished, sum.Retired, sum.Failed)
+	}
+	reqs := w.requests()
+	for i := range 8 {
+		if !slices.Contains(reqs, fmt.Sprintf("err.test /p%d", i)) {
+			t.Errorf("page /p%d of a host with broken pages not fetched", i)
+		}
+		n := 0
+		for _, k := range reqs {
+			if k == fmt.Sprintf("err.test /bad%d", i) {
+				n++
+			}
+		}
+		if n != cfg.MaxRetries+1 {
+			t.Errorf("/bad%d asked %d times, want %d", i, n, cfg.MaxRetries+1)
+		}
+	}
+	clog, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		re := regexp.MustCompile(`(?m)^\S+ +500 .*http://err\.test/bad` + strconv.Itoa(i) + ` .*\b3t\b`)
+		if !re.Match(clog) {
+			t.Errorf("crawl.log: no final 500 line after 3 tries for /bad%d:\n%s", i, clog)
+		}
+	}
+	if !regexp.MustCompile(`waiting: \d+ hosts in backoff, next at \d\d:\d\d:\d\d`).MatchString(logs.String()) {
+		t.Errorf("no waiting line while only retries were left:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestRetryBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		base, limit time.Duration
+		tries       int
+		want        time.Duration
+	}{
+		{30 * time.Second, 15 * time.Minute, 1, 30 * time.Second},
+		{30 * time.Second, 15 * time.Minute, 2, time.Minute},
+		{30 * time.Second, 15 * time.Minute, 5, 8 * time.Minute},
+		{30 * time.Second, 15 * time.Minute, 6, 15 * time.Minute},
+		{30 * time.Second, 15 * time.Minute, 60, 15 * time.Minute},
+		{time.Hour, 15 * time.Minute, 1, 15 * time.Minute},
+	} {
+		if got := retryBackoff(tc.base, tc.limit, tc.tries); got != tc.want {
+			t.Errorf("retryBackoff(%v, %v, %d) = %v, want %v", tc.base, tc.limit, tc.tries, got, tc.want)
+		}
+	}
+	for _, s := range []int{500, 503, 429} {
+		if !transient(s) {
+			t.Errorf("%d not retried", s)
+		}
+	}
+	for _, s := range []int{200, 301, 404, 410, 403} {
+		if transient(s) {
+			t.Errorf("%d retried", s)
 		}
 	}
 }

@@ -132,13 +132,12 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	c.metrics.pages.WithLabelValues(strconv.Itoa(res.Status/100) + "xx").Inc()
 	c.metrics.bytes.Add(float64(len(res.RawBody)))
 	c.metrics.fetchDuration.Observe(res.Duration.Seconds())
-	if res.Status >= 500 {
-		c.hostFailed(ctx, host, l.Key, "HTTP "+strconv.Itoa(res.Status))
-	} else {
-		c.hostsMu.Lock()
-		hs.failures = 0
-		c.hostsMu.Unlock()
-	}
+	// Any HTTP answer shows the host is up: a page's own 404, 410 or 500
+	// never counts toward retiring its host (only host-level failures do:
+	// DNS, connect, TLS, timeouts, robots.txt unavailable).
+	c.hostsMu.Lock()
+	hs.failures = 0
+	c.hostsMu.Unlock()
 	e := &crawllog.Entry{
 		Status: res.Status, Size: int64(len(res.RawBody)), MIME: res.MediaType(), Thread: wid,
 		FetchStart: res.Start, FetchDuration: res.Duration,
@@ -277,8 +276,9 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			c.digestsSeen.Add(digest)
 		}
 	}
-	if res.Status >= 500 {
-		// Archived and logged; tried again later unless out of tries.
+	if transient(res.Status) {
+		// Archived and logged; tried again later unless out of tries
+		// (the last answer is the final status in crawl.log).
 		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d", res.Status), wi)
 	}
 	return c.complete(l, items, e, wi)
