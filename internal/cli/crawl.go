@@ -3,8 +3,11 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"io"
+	"net/url"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -120,18 +123,23 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if cfg.MaxPages < 0 || cfg.MaxDuration < 0 || cfg.Workers <= 0 {
 		return usagef("--max-pages and --max-duration must not be negative, --workers must be positive")
 	}
-	seeds := fs.Args()
+	var seeds, where []string
+	for i, s := range fs.Args() {
+		seeds, where = append(seeds, s), append(where, fmt.Sprintf("argument %d", i+1))
+	}
 	if *seedsFile != "" {
-		more, err := readSeeds(*seedsFile)
+		more, lines, err := readSeeds(*seedsFile)
 		if err != nil {
 			return err
 		}
-		seeds = append(seeds, more...)
-	}
-	for _, s := range seeds {
-		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
-			return usagef("seed %q: want an absolute http or https URL", s)
+		for i, s := range more {
+			seeds, where = append(seeds, s), append(where, fmt.Sprintf("%s:%d", *seedsFile, lines[i]))
 		}
+	}
+	// Every seed is checked before anything is created in --data, and
+	// every bad one is named with where it came from.
+	if err := checkSeeds(seeds, where); err != nil {
+		return err
 	}
 	if len(seeds) == 0 && !hasState(cfg.DataDir) {
 		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")
@@ -152,6 +160,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	sum, err := c.Run(ctx, seeds)
+	if errors.Is(err, crawl.ErrNothingToCrawl) {
+		return usagef("give seed URLs (or --seeds FILE): %s holds no URL left to crawl", cfg.DataDir)
+	}
 	if err != nil {
 		return err
 	}
@@ -174,27 +185,63 @@ func hasState(dir string) bool {
 	return err == nil
 }
 
-// readSeeds reads one URL per line; blank lines and # comments are skipped.
-func readSeeds(path string) ([]string, error) {
+// readSeeds reads one URL per line; blank lines and # comments are
+// skipped. lines holds the 1-based line number of each URL.
+func readSeeds(path string) (out []string, lines []int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("seeds: %w", err)
+		return nil, nil, fmt.Errorf("seeds: %w", err)
 	}
 	defer f.Close()
-	var out []string
 	sc := bufio.NewScanner(io.LimitReader(f, 1<<30))
 	sc.Buffer(make([]byte, 64<<10), 64<<10)
+	n := 0
 	for sc.Scan() {
+		n++
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		out = append(out, line)
+		out, lines = append(out, line), append(lines, n)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("seeds: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("seeds: %s:%d: %w", path, n+1, err)
 	}
-	return out, nil
+	return out, lines, nil
+}
+
+// maxBadSeeds bounds the bad seeds one error lists.
+const maxBadSeeds = 10
+
+// checkSeeds returns a usage error naming every seed (up to maxBadSeeds)
+// that is not an absolute http or https URL the crawler can normalize
+// (schemes are case-insensitive), with where it came from.
+func checkSeeds(seeds, where []string) error {
+	var bad []string
+	n := 0
+	for i, s := range seeds {
+		u, err := url.Parse(s)
+		ok := err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
+		if ok {
+			_, err = urlnorm.Normalize(s, urlnorm.CrawlDefaults())
+			ok = err == nil
+		}
+		if ok {
+			continue
+		}
+		n++
+		if len(bad) < maxBadSeeds {
+			bad = append(bad, fmt.Sprintf("  %s: %q", where[i], s))
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	more := ""
+	if n > len(bad) {
+		more = fmt.Sprintf("\n  ... and %d more", n-len(bad))
+	}
+	return usagef("%d seed(s) are not absolute http or https URLs:\n%s%s", n, strings.Join(bad, "\n"), more)
 }
 
 func printSummary(w io.Writer, s *crawl.Summary) {

@@ -142,3 +142,30 @@ func TestDemoBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestCrawlBadSeeds: bad seeds are a usage error (exit 2) that names each
+// one with its file and line, before anything is created in --data; an
+// upper-case scheme is fine.
+func TestCrawlBadSeeds(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte("# seeds\nhttp://ok.test/\nftp://x.test/\n\nnot a url\nHTTP://UPPER.test/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run(t, "", "crawl", "--data", data, "--seeds", seeds, "http://")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %q", code, errOut)
+	}
+	for _, want := range []string{"3 seed(s)", "argument 1", seeds + ":3", seeds + ":5"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "UPPER") || strings.Contains(errOut, ":2") || strings.Contains(errOut, ":6") {
+		t.Errorf("a good seed is named as bad:\n%s", errOut)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("--data created for bad seeds: %v", err)
+	}
+}

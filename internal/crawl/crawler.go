@@ -101,6 +101,10 @@ type Summary struct {
 	Resumed bool
 }
 
+// ErrNothingToCrawl is Run's error when the frontier is empty and no seed
+// was given.
+var ErrNothingToCrawl = errors.New("crawl: nothing to crawl: give seed URLs")
+
 // Crawler runs one crawl. Create it with New and call Run once.
 type Crawler struct {
 	cfg  Config
@@ -239,7 +243,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		return nil, err
 	}
 	if st := c.fr.Stats(c.cfg.CrawlID, ""); st.Size == 0 && st.Completed == 0 {
-		return nil, errors.New("crawl: nothing to crawl: give seed URLs")
+		return nil, ErrNothingToCrawl
 	}
 
 	var srv *http.Server
