@@ -415,7 +415,8 @@ type Permit struct {
 	decision Decision
 	ended    atomic.Bool
 	// endedAt and status are set by the first Done (status -1 for a
-	// Release) before ended is visible; Next reads them.
+	// Release); Next reads them. The holder calls Done or Release, then
+	// Next, from one goroutine: Next is not for concurrent use with them.
 	endedAt time.Time
 	status  int
 }
