@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 )
 
@@ -67,4 +68,18 @@ func noArgs(fs *flag.FlagSet) error {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	return nil
+}
+
+// politenessFile gathers the `politeness:` section as the proxy's file
+// type holds it into the one reading that the proxy and the crawler share
+// (politeness.FileConfig.GateConfig).
+func politenessFile(c politeness.Config, domains []listing9Domain, dd *listing9Domain) politeness.FileConfig {
+	f := politeness.FileConfig{Config: c}
+	for _, d := range domains {
+		f.Domains = append(f.Domains, politeness.DomainDelay{Domain: d.Domain, Delay: politeness.Millis(d.Delay), Override: d.Override})
+	}
+	if dd != nil {
+		f.DefaultDomain = &politeness.DomainDelay{Domain: dd.Domain, Delay: politeness.Millis(dd.Delay), Override: dd.Override}
+	}
+	return f
 }

@@ -3,8 +3,11 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"io"
+	"net/url"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -18,17 +21,14 @@ import (
 
 // crawlFile is the part of the YAML configuration `courtesy crawl` reads:
 // the top-level `data` directory, the `politeness:` section shared with the
-// proxy (the gate's knobs and seed 000 Listing 9 delays) and the `crawl:`
+// proxy (the gate's knobs and the per-domain delays
+// of the polite-proxy thesis' configuration format) and the `crawl:`
 // section. Other sections (proxy, cache, ...) are left to their commands.
 type crawlFile struct {
-	Data       string `yaml:"data"`
-	Politeness struct {
-		politeness.Config `yaml:",squash"`
-		Domains           []listing9Domain `yaml:"domains"`
-		DefaultDomain     *listing9Domain  `yaml:"default-domain"`
-	} `yaml:"politeness"`
-	Crawl crawl.Config   `yaml:"crawl"`
-	Rest  map[string]any `yaml:",remain"`
+	Data       string                `yaml:"data"`
+	Politeness politeness.FileConfig `yaml:"politeness"`
+	Crawl      crawl.Config          `yaml:"crawl"`
+	Rest       map[string]any        `yaml:",remain"`
 }
 
 const crawlDescription = `
@@ -81,18 +81,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if cfg.DataDir == "" {
 		cfg.DataDir = file.Data
 	}
-	cfg.Politeness = file.Politeness.Config
-	for _, d := range file.Politeness.Domains {
-		cfg.Politeness.Delays = append(cfg.Politeness.Delays, politeness.DelayRule{Key: strings.ToLower(d.Domain), Delay: d.Delay.duration(), Override: d.Override})
-	}
-	if cfg.Delay == 0 {
-		switch {
-		case file.Politeness.DefaultDomain != nil:
-			cfg.Delay = file.Politeness.DefaultDomain.Delay.duration()
-		case file.Politeness.DefaultDelay != 0:
-			cfg.Delay = file.Politeness.DefaultDelay
-		}
-	}
+	// The politeness section is read as the proxy reads it; the crawl's
+	// own delay (crawl.delay, --delay), when given, replaces its default.
+	cfg.Politeness = file.Politeness.GateConfig()
 	set := flagsSet(fs)
 	if set["data"] {
 		cfg.DataDir = *data
@@ -116,28 +107,39 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if set["user-agent"] {
 		cfg.UserAgent = *userAgent
 	}
-	if set["delay"] || cfg.Delay == 0 {
+	if set["delay"] {
+		if *delay < 0 {
+			return usagef("--delay must not be negative")
+		}
 		cfg.Delay = *delay
+		if cfg.Delay == 0 {
+			cfg.Delay = -1 // --delay 0: no delay
+		}
 	}
 	cfg.DuplicateHosts = append(cfg.DuplicateHosts, dupHosts...)
 	if set["workers"] || cfg.Workers == 0 {
 		cfg.Workers = *workers
 	}
-	if cfg.Delay < 0 || cfg.MaxPages < 0 || cfg.MaxDuration < 0 || cfg.Workers <= 0 {
-		return usagef("--delay, --max-pages and --max-duration must not be negative, --workers must be positive")
+	if cfg.MaxPages < 0 || cfg.MaxDuration < 0 || cfg.Workers <= 0 {
+		return usagef("--max-pages and --max-duration must not be negative, --workers must be positive")
 	}
-	seeds := fs.Args()
+	var seeds, where []string
+	for i, s := range fs.Args() {
+		seeds, where = append(seeds, s), append(where, fmt.Sprintf("argument %d", i+1))
+	}
 	if *seedsFile != "" {
-		more, err := readSeeds(*seedsFile)
+		more, lines, err := readSeeds(*seedsFile)
 		if err != nil {
 			return err
 		}
-		seeds = append(seeds, more...)
-	}
-	for _, s := range seeds {
-		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
-			return usagef("seed %q: want an absolute http or https URL", s)
+		for i, s := range more {
+			seeds, where = append(seeds, s), append(where, fmt.Sprintf("%s:%d", *seedsFile, lines[i]))
 		}
+	}
+	// Every seed is checked before anything is created in --data, and
+	// every bad one is named with where it came from.
+	if err := checkSeeds(seeds, where); err != nil {
+		return err
 	}
 	if len(seeds) == 0 && !hasState(cfg.DataDir) {
 		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")
@@ -158,6 +160,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	sum, err := c.Run(ctx, seeds)
+	if errors.Is(err, crawl.ErrNothingToCrawl) {
+		return usagef("give seed URLs (or --seeds FILE): %s holds no URL left to crawl", cfg.DataDir)
+	}
 	if err != nil {
 		return err
 	}
@@ -180,27 +185,63 @@ func hasState(dir string) bool {
 	return err == nil
 }
 
-// readSeeds reads one URL per line; blank lines and # comments are skipped.
-func readSeeds(path string) ([]string, error) {
+// readSeeds reads one URL per line; blank lines and # comments are
+// skipped. lines holds the 1-based line number of each URL.
+func readSeeds(path string) (out []string, lines []int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("seeds: %w", err)
+		return nil, nil, fmt.Errorf("seeds: %w", err)
 	}
 	defer f.Close()
-	var out []string
 	sc := bufio.NewScanner(io.LimitReader(f, 1<<30))
 	sc.Buffer(make([]byte, 64<<10), 64<<10)
+	n := 0
 	for sc.Scan() {
+		n++
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		out = append(out, line)
+		out, lines = append(out, line), append(lines, n)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("seeds: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("seeds: %s:%d: %w", path, n+1, err)
 	}
-	return out, nil
+	return out, lines, nil
+}
+
+// maxBadSeeds bounds the bad seeds one error lists.
+const maxBadSeeds = 10
+
+// checkSeeds returns a usage error naming every seed (up to maxBadSeeds)
+// that is not an absolute http or https URL the crawler can normalize
+// (schemes are case-insensitive), with where it came from.
+func checkSeeds(seeds, where []string) error {
+	var bad []string
+	n := 0
+	for i, s := range seeds {
+		u, err := url.Parse(s)
+		ok := err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
+		if ok {
+			_, err = urlnorm.Normalize(s, urlnorm.CrawlDefaults())
+			ok = err == nil
+		}
+		if ok {
+			continue
+		}
+		n++
+		if len(bad) < maxBadSeeds {
+			bad = append(bad, fmt.Sprintf("  %s: %q", where[i], s))
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	more := ""
+	if n > len(bad) {
+		more = fmt.Sprintf("\n  ... and %d more", n-len(bad))
+	}
+	return usagef("%d seed(s) are not absolute http or https URLs:\n%s%s", n, strings.Join(bad, "\n"), more)
 }
 
 func printSummary(w io.Writer, s *crawl.Summary) {
@@ -209,7 +250,7 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 		state = "finished: nothing left to crawl"
 	}
 	fmt.Fprintf(w, "Crawl %s.\n", state)
-	fmt.Fprintf(w, "  pages fetched       %d (%s) from %d hosts in %s\n", s.Pages, bytesText(s.Bytes), s.Hosts, s.Duration.Round(time.Millisecond))
+	fmt.Fprintf(w, "  pages fetched       %d (%s) from %d hosts in %s\n", s.Pages, crawl.FormatBytes(s.Bytes), s.Hosts, s.Duration.Round(time.Millisecond))
 	fmt.Fprintf(w, "  URLs completed      %d (all runs), %d still queued\n", s.Completed, s.Queued)
 	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
 	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
@@ -217,6 +258,9 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 		fmt.Fprintf(w, "  host rewrites       %d URLs (robots Host, Mirror-site, duplicate hosts)\n", s.HostRewrites)
 	}
 	fmt.Fprintf(w, "  fetch errors        %d\n", s.Errors)
+	if s.Failed > 0 {
+		fmt.Fprintf(w, "  failed URLs         %d (given up after their retries; final status in crawl.log)\n", s.Failed)
+	}
 	var cut int64
 	for _, n := range s.Traps.Hits {
 		cut += n
@@ -251,16 +295,4 @@ func trapsOrder(s *crawl.Summary) []traps.Kind {
 		}
 	}
 	return out
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -111,3 +111,61 @@ func TestDemoShort(t *testing.T) {
 		t.Error("demo wrote no WARC file")
 	}
 }
+
+// TestDemoTempRemoved: without --data the demo removes its directory and
+// says how to keep it.
+func TestDemoTempRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	code, out, errOut := run(t, "", "demo", "--duration", "2s", "--sites", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "now removed: give --data DIR") {
+		t.Errorf("demo output lacks the removal note:\n%s", out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "courtesy-demo-*")); len(left) != 0 {
+		t.Errorf("demo left %v behind", left)
+	}
+}
+
+// TestDemoBadConfig: the demo reads --config as crawl does: a missing or
+// invalid file is a usage error, not ignored.
+func TestDemoBadConfig(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("crawl:\n  no-such-key: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(t.TempDir(), "missing.yaml"), bad} {
+		if code, _, errOut := run(t, "", "demo", "--duration", "1s", "--sites", "1", "--data", t.TempDir(), "--config", path); code == 0 {
+			t.Errorf("--config %s: exit 0, want an error (stderr %q)", path, errOut)
+		}
+	}
+}
+
+// TestCrawlBadSeeds: bad seeds are a usage error (exit 2) that names each
+// one with its file and line, before anything is created in --data; an
+// upper-case scheme is fine.
+func TestCrawlBadSeeds(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte("# seeds\nhttp://ok.test/\nftp://x.test/\n\nnot a url\nHTTP://UPPER.test/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run(t, "", "crawl", "--data", data, "--seeds", seeds, "http://")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %q", code, errOut)
+	}
+	for _, want := range []string{"3 seed(s)", "argument 1", seeds + ":3", seeds + ":5"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "UPPER") || strings.Contains(errOut, ":2") || strings.Contains(errOut, ":6") {
+		t.Errorf("a good seed is named as bad:\n%s", errOut)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("--data created for bad seeds: %v", err)
+	}
+}

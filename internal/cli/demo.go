@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/courtesy-crawler/courtesy/internal/config"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
@@ -48,6 +50,15 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The configuration file, when given, is read as `courtesy crawl`
+	// reads it (its politeness and crawl sections apply); a missing or
+	// invalid file is an error, not ignored.
+	var file crawlFile
+	if fl.config != "" || hasConfigEnv() {
+		if err := config.Load(fl.config, &file); err != nil {
+			return err
+		}
+	}
 	web, err := testweb.New(testweb.Config{Seed: *seed, Sites: *sites})
 	if err != nil {
 		return err
@@ -58,6 +69,13 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
+		// Without --data nothing is kept: a demo must not leave its WARC
+		// files (about 100 MB) behind in the temp directory.
+		defer func() {
+			if err := os.RemoveAll(dir); err != nil {
+				log.Warn("demo directory not removed", "dir", dir, "err", err)
+			}
+		}()
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -83,7 +101,10 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		seeds = append(seeds, s.SeedPages...)
 	}
 	fmt.Fprintf(env.Stdout, "Synthetic web: %d sites on http://%s (as *.test), crawling for %s...\n", len(web.Sites()), addr, *duration)
-	c, err := crawl.New(crawl.Config{DataDir: dir, MaxDuration: *duration}, crawl.Options{
+	cfg := file.Crawl
+	cfg.DataDir, cfg.WARCDir, cfg.MaxDuration = dir, "", *duration
+	cfg.Politeness = file.Politeness.GateConfig()
+	c, err := crawl.New(cfg, crawl.Options{
 		Logger: log, Progress: env.Stdout, Terminal: env.IsTerminal, Resolver: res,
 	})
 	if err != nil {
@@ -94,14 +115,25 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	rep := report.AnalyzeEntries(web, mem.Entries(), report.Options{})
-	printDemo(env, sum, rep, dir)
+	printDemo(env, sum, rep, dir, *data != "")
 	return nil
 }
 
-func printDemo(env *Env, s *crawl.Summary, rep *report.Report, dir string) {
+// commandName is how the user ran us, for a hint they can paste: "go run
+// ./cmd/courtesy" when the binary is go run's temporary build, else the
+// binary's name.
+func commandName() string {
+	exe := os.Args[0]
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return "go run ./cmd/courtesy"
+	}
+	return filepath.Base(exe)
+}
+
+func printDemo(env *Env, s *crawl.Summary, rep *report.Report, dir string, kept bool) {
 	w := env.Stdout
 	fmt.Fprintf(w, "\nCrawled %d pages (%s) from %d hosts in %s; %d URLs still queued.\n",
-		s.Pages, bytesText(s.Bytes), s.Hosts, s.Duration.Round(time.Second), s.Queued)
+		s.Pages, crawl.FormatBytes(s.Bytes), s.Hosts, s.Duration.Round(time.Second), s.Queued)
 	fmt.Fprintf(w, "Robots.txt refusals: %d URLs not fetched; %d hosts left alone because robots.txt was unavailable or forbidden.\n",
 		s.RobotsDenied, len(s.Retired))
 	fmt.Fprintf(w, "Politeness (as the synthetic web saw it): %d requests, %d overlapping, %d closer than robots.txt asks, %d to disallowed paths, %d before robots.txt.\n",
@@ -124,7 +156,11 @@ func printDemo(env *Env, s *crawl.Summary, rep *report.Report, dir string) {
 	}
 	fmt.Fprintf(w, "  duplicates: %d pages (%d stored as WARC revisit records)\n", s.Duplicates, s.Revisits)
 	fmt.Fprintf(w, "Sitemaps: %d of %d orphan pages (listed only in sitemaps) found.\n", rep.OrphansFound, rep.OrphansTotal)
+	if !kept {
+		fmt.Fprintf(w, "\nWARC files (%d) and crawl log written to %s, now removed: give --data DIR to keep them (and to resume).\n", len(s.WARCFiles), dir)
+		return
+	}
 	fmt.Fprintf(w, "\nWARC files (%d): %s\n", len(s.WARCFiles), s.WARCDir)
 	fmt.Fprintf(w, "Crawl log:      %s\n", s.CrawlLog)
-	fmt.Fprintf(w, "State:          %s (run 'courtesy demo --data %s' to resume)\n", filepath.Join(dir, "state"), dir)
+	fmt.Fprintf(w, "State:          %s (run '%s demo --data %s' to resume)\n", filepath.Join(dir, "state"), commandName(), dir)
 }

@@ -507,18 +507,7 @@ func loadProxyFile(path string, fl *proxyFlags, set map[string]bool) (proxyFile,
 
 // gateConfig merges Listing 9's domains into the politeness config.
 func gateConfig(fc proxyFile) politeness.Config {
-	c := fc.Politeness.Config
-	c.Delays = append([]politeness.DelayRule(nil), c.Delays...)
-	for _, d := range fc.Politeness.Domains {
-		c.Delays = append(c.Delays, politeness.DelayRule{Key: strings.ToLower(d.Domain), Delay: d.Delay.duration(), Override: d.Override})
-	}
-	if dd := fc.Politeness.DefaultDomain; dd != nil {
-		c.DefaultDelay = dd.Delay.duration()
-		if c.DefaultDelay == 0 {
-			c.DefaultDelay = -1
-		}
-	}
-	return c
+	return politenessFile(fc.Politeness.Config, fc.Politeness.Domains, fc.Politeness.DefaultDomain).GateConfig()
 }
 
 func cacheOptions(fc proxyFile) httpcache.Options {

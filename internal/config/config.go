@@ -3,7 +3,7 @@
 // A subcommand fills its config struct with defaults, then calls Load, which
 // overlays the YAML file (if any) and then environment variables; flags given
 // on the command line are applied last by the subcommand. Keys are kebab-case
-// as in seed 000 Listing 9 (`default-domain`). An environment variable
+// as in the polite-proxy thesis' configuration format (`default-domain`). An environment variable
 // COURTESY_A__B_C sets key a.b-c: "__" separates levels, "_" stands for "-".
 // Durations are written as Go durations ("1500ms", "24h"); fields that the
 // seeds give in milliseconds say so in their doc comments.

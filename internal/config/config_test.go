@@ -32,7 +32,7 @@ func write(t *testing.T, body string) string {
 	return p
 }
 
-// Listing 9 of seed 000, verbatim, loads into the struct.
+// the polite-proxy thesis' configuration listing, verbatim, loads into the struct.
 func TestLoadListing9(t *testing.T) {
 	p := write(t, `politeness:
   domains:

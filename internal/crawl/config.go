@@ -3,11 +3,14 @@ package crawl
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/hostmap"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
 )
@@ -63,8 +66,9 @@ type Config struct {
 	// the robots.txt group. Default fetch.DefaultUserAgent.
 	UserAgent string `yaml:"user-agent"`
 	// Delay is the default per-host delay between the end of a fetch and
-	// the start of the next (seed 000 §4.2). Default 1s; robots.txt may ask
-	// for more.
+	// the start of the next; robots.txt may ask for more. 0 means the
+	// politeness section's default delay (1s unless set there); negative
+	// means no delay.
 	Delay time.Duration `yaml:"delay"`
 	// Politeness tunes the gate (backoff, robots cache, unauthorized mode,
 	// manual per-host delays, ...); its Agent, UserAgent and DefaultDelay
@@ -74,7 +78,7 @@ type Config struct {
 	Politeness politeness.Config `yaml:"-"`
 	// Scope says which URLs are crawled.
 	Scope Scope `yaml:"scope"`
-	// Traps are the per-site limits (seed 001 §6 defaults).
+	// Traps are the per-site limits.
 	Traps traps.Limits `yaml:"traps"`
 	// HonorNoArchive keeps pages marked noarchive (meta robots or
 	// X-Robots-Tag) out of the WARC files. Default true; set
@@ -86,14 +90,20 @@ type Config struct {
 	// MaxSitemapsPerHost bounds the sitemap files fetched per host.
 	// Default 20.
 	MaxSitemapsPerHost int `yaml:"max-sitemaps-per-host"`
-	// MaxRetries is how often a URL that failed (network error, 5xx) is
-	// tried again, with exponential backoff from RetryDelay. Default 2.
+	// MaxRetries is how often a URL that failed (network error, 5xx, 429)
+	// is tried again, with exponential backoff from RetryDelay. Default 2.
 	MaxRetries int `yaml:"max-retries"`
 	// RetryDelay is the first retry's delay. Default 30s.
 	RetryDelay time.Duration `yaml:"retry-delay"`
-	// MaxHostFailures retires a host after this many consecutive failures
-	// (DNS, connect, timeout, 5xx) or robots.txt unavailable answers.
-	// Default 5.
+	// MaxRetryDelay caps the doubling retry delay. Default 15m: a crawl
+	// of hours gives a failing server a real pause between tries (Heritrix
+	// waits 15 min after a connection failure), yet a URL is never held
+	// longer than that.
+	MaxRetryDelay time.Duration `yaml:"max-retry-delay"`
+	// MaxHostFailures retires a host after this many consecutive
+	// host-level failures (DNS, connect, TLS, timeout; any HTTP answer
+	// resets the count, so a page's own 5xx never counts) or robots.txt
+	// unavailable answers. Default 5.
 	MaxHostFailures int `yaml:"max-host-failures"`
 	// MaxHostWait retires a host that asks to be left alone longer than
 	// this (robots.txt unavailable with a long Retry-After, a 429/503
@@ -102,7 +112,7 @@ type Config struct {
 	MaxHostWait time.Duration `yaml:"max-host-wait"`
 	// HeadBeforeGet sends a HEAD first for URLs whose extension suggests a
 	// format not wanted (pdf, zip, mp3, ...) and skips the GET when the
-	// Content-Type confirms it (seed 001 §5.1). Default false.
+	// Content-Type confirms it. Default false.
 	HeadBeforeGet bool `yaml:"head-before-get"`
 	// WantedTypes are the media types worth a GET after a HEAD ("type/*"
 	// for a whole type). Empty means the fetcher's default (HTML, XML,
@@ -111,13 +121,13 @@ type Config struct {
 	// Images also follows img src links. Default false.
 	Images bool `yaml:"images"`
 	// ScriptURLs also follows absolute URLs found in inline scripts by
-	// pattern (seed 001 §4.2). Default false.
+	// pattern. Default false.
 	ScriptURLs bool `yaml:"script-urls"`
 	// ProgressInterval is the period of the progress log lines when stdout
 	// is not a terminal. Default 10s.
 	ProgressInterval time.Duration `yaml:"progress-interval"`
 	// DuplicateHosts are host aliases the operator knows to serve the
-	// same content as another host (duplicate hosts, seed 001 §4.3), each
+	// same content as another host (duplicate hosts), each
 	// "ALIAS=CANONICAL": ALIAS is "host" (every port) or "host:port",
 	// CANONICAL is "[scheme://]host[:port]" (without scheme and port the
 	// URL's scheme and port stay). URLs on ALIAS are queued and fetched
@@ -130,8 +140,7 @@ type Config struct {
 	// its preferred ("master") name are queued under that host. Default
 	// true.
 	RobotsHost *bool `yaml:"robots-host"`
-	// MirrorSites follows the REGP Mirror-site directive (seed 002
-	// §3.2.11): URLs of an origin that names a mirror "to visit instead"
+	// MirrorSites follows the REGP Mirror-site directive: URLs of an origin that names a mirror "to visit instead"
 	// are queued under the first mirror in scope. Default true.
 	MirrorSites *bool `yaml:"mirror-sites"`
 	// MaxHostRewrites bounds the host rewrites learned from robots.txt
@@ -139,9 +148,16 @@ type Config struct {
 	// Default 100,000 (about 200 bytes each); negative means none are
 	// learned.
 	MaxHostRewrites int `yaml:"max-host-rewrites"`
+	// EgressIPs are the addresses the crawler's requests leave from, as
+	// the sites see them: REGP Ip-allow and Ip-disallow lines are matched
+	// against every one of them (a site that refuses any of them is not
+	// crawled). Default: the machine's non-loopback interface addresses,
+	// or its loopback addresses when it has no other. Behind NAT, give the
+	// public address. At most 64.
+	EgressIPs []string `yaml:"egress-ips"`
 }
 
-// Scope says which URLs are crawled (seed 001 §5.3).
+// Scope says which URLs are crawled.
 type Scope struct {
 	// Mode is "seeds" (default: the seed hosts only), "domains" (hosts
 	// ending in one of Domains, plus the seed hosts) or "all".
@@ -160,8 +176,7 @@ type Scope struct {
 	MaxOffScopeHops int `yaml:"max-off-scope-hops"`
 	// ExternalLinks is the policy for links to another in-scope site:
 	// "home-page" (replace them by the site's home page), "deep-link"
-	// (follow them as they are) or "combined" (both; default) — seed 001
-	// §5.3.
+	// (follow them as they are) or "combined" (both; default).
 	ExternalLinks string `yaml:"external-links"`
 }
 
@@ -223,14 +238,14 @@ func (c Config) withDefaults() Config {
 	if c.WARCWriters <= 0 {
 		c.WARCWriters = 2
 	}
-	if c.Delay == 0 {
-		c.Delay = time.Second
-	}
 	if c.MaxSitemapsPerHost <= 0 {
 		c.MaxSitemapsPerHost = 20
 	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = 2
+	}
+	if c.MaxRetryDelay <= 0 {
+		c.MaxRetryDelay = 15 * time.Minute
 	}
 	if c.RetryDelay <= 0 {
 		c.RetryDelay = 30 * time.Second
@@ -259,6 +274,9 @@ func (c Config) withDefaults() Config {
 // Validate reports a configuration error.
 func (c Config) Validate() error {
 	var errs []error
+	if _, err := parseEgress(c.EgressIPs); err != nil {
+		errs = append(errs, err)
+	}
 	if c.WARCWriters < 0 || c.WARCWriters > 64 {
 		errs = append(errs, fmt.Errorf("crawl: warc-writers %d not in 1..64", c.WARCWriters))
 	}
@@ -273,9 +291,6 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPages < 0 || c.MaxDuration < 0 {
 		errs = append(errs, errors.New("crawl: max-pages and max-duration must not be negative"))
-	}
-	if c.Delay < 0 {
-		errs = append(errs, errors.New("crawl: delay must not be negative"))
 	}
 	switch c.Scope.Mode {
 	case "", ScopeSeeds, ScopeDomains, ScopeAll:
@@ -295,8 +310,55 @@ func (c Config) Validate() error {
 	if err := c.Traps.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := parseDuplicateHosts(c.DuplicateHosts); err != nil {
-		errs = append(errs, err)
+	if _, err := hostmap.ParseDuplicateHosts(c.DuplicateHosts); err != nil {
+		errs = append(errs, fmt.Errorf("crawl: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// maxEgressIPs bounds Config.EgressIPs.
+const maxEgressIPs = 64
+
+// parseEgress reads Config.EgressIPs.
+func parseEgress(list []string) ([]netip.Addr, error) {
+	if len(list) > maxEgressIPs {
+		return nil, fmt.Errorf("crawl: egress-ips: %d addresses, at most %d", len(list), maxEgressIPs)
+	}
+	out := make([]netip.Addr, 0, len(list))
+	for _, s := range list {
+		a, err := netip.ParseAddr(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("crawl: egress-ips: %w", err)
+		}
+		out = append(out, a.Unmap())
+	}
+	return out, nil
+}
+
+// egressIPs returns the configured egress addresses, else the machine's
+// interface addresses (non-loopback ones, or loopback when there are no
+// others), at most maxEgressIPs.
+func egressIPs(list []string, addrs []net.Addr) []netip.Addr {
+	if ips, err := parseEgress(list); err == nil && len(ips) > 0 {
+		return ips
+	}
+	var public, loop []netip.Addr
+	for _, a := range addrs {
+		pfx, err := netip.ParsePrefix(a.String())
+		if err != nil {
+			continue
+		}
+		ip := pfx.Addr().Unmap()
+		switch {
+		case ip.IsLoopback():
+			loop = append(loop, ip)
+		case ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsMulticast():
+		default:
+			public = append(public, ip)
+		}
+	}
+	if len(public) == 0 {
+		public = loop
+	}
+	return public[:min(len(public), maxEgressIPs)]
 }

@@ -65,7 +65,7 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // TestCrawlTestwebPoliteness crawls the hazard web and judges it with the
-// testweb politeness report (issue 5 quality bars).
+// testweb politeness report.
 func TestCrawlTestwebPoliteness(t *testing.T) {
 	// regp-window.test's Visit-time window is opened around now, so the
 	// crawl can drain it whatever the time of day (the report still counts

@@ -21,6 +21,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/dedup"
 	"github.com/courtesy-crawler/courtesy/internal/fetch"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/hostmap"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
@@ -28,6 +29,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/traps"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"github.com/courtesy-crawler/courtesy/internal/warc"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // maxIdleConns bounds the fetcher's keep-alive connections (about 10 KiB
@@ -50,7 +52,10 @@ type Options struct {
 	// MetricsAddr, when set, serves GET /metrics (Prometheus) and
 	// GET /health there while the crawl runs.
 	MetricsAddr string
-	// Now is the clock for scheduling; nil means time.Now.
+	// Now is the crawl's one clock: the frontier's due times and leases,
+	// the politeness gate's delays and robots.txt expiry, the host map's
+	// re-checks, retry times and the summary's duration all read it. nil
+	// means time.Now.
 	Now func() time.Time
 }
 
@@ -80,6 +85,9 @@ type Summary struct {
 	Traps traps.Report
 	// Retired maps the hosts retired this run to the reason.
 	Retired map[string]string
+	// Failed counts URLs given up this run after MaxRetries tries (network
+	// errors, 5xx, 429); crawl.log has their final status.
+	Failed int64
 	// WARCDir holds the WARC files; WARCFiles lists them (finished ones).
 	WARCDir   string
 	WARCFiles []string
@@ -92,6 +100,10 @@ type Summary struct {
 	// Resumed is true when the data directory held an earlier crawl.
 	Resumed bool
 }
+
+// ErrNothingToCrawl is Run's error when the frontier is empty and no seed
+// was given.
+var ErrNothingToCrawl = errors.New("crawl: nothing to crawl: give seed URLs")
 
 // Crawler runs one crawl. Create it with New and call Run once.
 type Crawler struct {
@@ -124,8 +136,13 @@ type Crawler struct {
 	digestsSeen *digestFilter
 	seedsKV     *kv.Bucket
 	metrics     *metrics
-	hmap        *hostMap   // host rewrites (hostmap.go)
-	hostRules   *kv.Bucket // rules learned from robots.txt
+	hmap        *hostmap.Map // host rewrites (hostmap.go)
+	hostRules   *kv.Bucket   // rules learned from robots.txt
+	// hostMoves counts moved URLs by rule source, hostRuleEvents learned
+	// and dropped rules; hostMoved and hostRulesDropped are this run's
+	// totals.
+	hostMoves, hostRuleEvents   *prometheus.CounterVec
+	hostMoved, hostRulesDropped atomic.Int64
 
 	// cutLog remembers recently logged trap cuts so that a link found on
 	// many pages is logged once.
@@ -135,6 +152,11 @@ type Crawler struct {
 	hostsMu sync.Mutex
 	hosts   map[string]*hostState
 
+	// holds are the times until which hosts' queues wait (a gate's "not
+	// yet", a backoff, a retry), for the progress line; bounded.
+	holdsMu sync.Mutex
+	holds   map[string]time.Time
+
 	inFlight  atomic.Int64
 	completed atomic.Int64
 	stats     runStats
@@ -143,6 +165,9 @@ type Crawler struct {
 // runStats are this run's counters.
 type runStats struct {
 	pages, bytes, robotsDenied, errors, dups, revisits, fetchedHosts atomic.Int64
+	// failed counts URLs given up after their retries (final status in
+	// crawl.log).
+	failed atomic.Int64
 }
 
 // hostState is what the crawler remembers of one host in memory.
@@ -154,7 +179,6 @@ type hostState struct {
 	robotsFailures int
 	retired        string
 	group          *robots.Group // nil until robots.txt was read
-	lastEnd        time.Time     // end of the last fetch
 	req            fetch.Request // REGP Language/Encoding/Cookie for the host
 }
 
@@ -164,7 +188,7 @@ func New(cfg Config, opts Options) (*Crawler, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, cutLog: map[string]struct{}{}}
+	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, holds: map[string]time.Time{}, cutLog: map[string]struct{}{}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -199,7 +223,7 @@ func productToken(ua string) string {
 // or ctx is done. It then lets fetches in flight finish (for a few
 // seconds), closes the WARC files and returns the summary.
 func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err error) {
-	start := time.Now()
+	start := c.now()
 	if err := c.open(ctx); err != nil {
 		c.close()
 		return nil, err
@@ -219,7 +243,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		return nil, err
 	}
 	if st := c.fr.Stats(c.cfg.CrawlID, ""); st.Size == 0 && st.Completed == 0 {
-		return nil, errors.New("crawl: nothing to crawl: give seed URLs")
+		return nil, ErrNothingToCrawl
 	}
 
 	var srv *http.Server
@@ -240,7 +264,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		Hosts:        int(c.stats.fetchedHosts.Load()),
 		RobotsDenied: c.stats.robotsDenied.Load(), Errors: c.stats.errors.Load(),
 		Duplicates: c.stats.dups.Load(), Revisits: c.stats.revisits.Load(), HostRewrites: c.hostRewrites(),
-		Traps: c.tr.Report(), Retired: map[string]string{},
+		Traps: c.tr.Report(), Retired: map[string]string{}, Failed: c.stats.failed.Load(),
 		WARCDir: c.cfg.WARCDir, CrawlLog: filepath.Join(c.cfg.DataDir, "crawl.log"),
 		Finished: finished, Resumed: resumed,
 	}
@@ -262,7 +286,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 	matches, _ := filepath.Glob(filepath.Join(c.cfg.WARCDir, "*.warc.gz"))
 	sort.Strings(matches)
 	sum.WARCFiles = matches
-	sum.Duration = time.Since(start)
+	sum.Duration = c.now().Sub(start)
 	if c.opts.Progress != nil && c.opts.Terminal {
 		fmt.Fprintln(c.opts.Progress)
 	}
@@ -295,13 +319,15 @@ func (c *Crawler) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	c.fr, err = frontier.Open(c.db, frontier.Options{DefaultLease: 10 * time.Minute})
+	c.fr, err = frontier.Open(c.db, frontier.Options{DefaultLease: 10 * time.Minute, Now: c.now})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	c.tr, err = traps.Open(c.db, cfg.Traps, traps.Options{OnTrap: func(site string, k traps.Kind, detail string) {
 		c.log.Warn("site stopped by a trap limit", "site", site, "limit", string(k), "detail", detail)
 		c.metrics.trapSites.WithLabelValues(string(k)).Inc()
+	}, OnError: func(site string, err error) {
+		c.log.Warn("trap counters not stored", "site", site, "err", err)
 	}})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
@@ -316,11 +342,15 @@ func (c *Crawler) open(ctx context.Context) error {
 	pcfg := cfg.Politeness
 	pcfg.Agent = c.agent
 	pcfg.UserAgent = cfg.UserAgent
-	pcfg.DefaultDelay = cfg.Delay
+	if cfg.Delay != 0 {
+		pcfg.DefaultDelay = cfg.Delay // negative: no delay, as in the gate's config
+	}
+	ifaces, _ := net.InterfaceAddrs() // none known: Ip-allow/Ip-disallow cannot match
+	pcfg.ParseOptions.EgressIPs = egressIPs(cfg.EgressIPs, ifaces)
 	c.rstore = politeness.NewKVRobotsStore(c.db)
 	c.gate, err = politeness.New(pcfg, politeness.Backend{
 		Robots: c.rstore, Delays: politeness.NewKVDelayStore(c.db), HTTPClient: robotsClient,
-		Observer: robotsObserver{m: c.metrics, refreshed: c.robotsRefreshed},
+		Observer: robotsObserver{m: c.metrics}, RobotsStored: c.robotsRefreshed, Now: c.now,
 	})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
@@ -474,168 +504,6 @@ func (c *Crawler) host(h string) *hostState {
 		c.hosts[h] = hs
 	}
 	return hs
-}
-
-// loop dispatches leased URLs to the workers until the crawl ends; it
-// reports whether the frontier was drained.
-func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
-	// Workers get their own context: stopping the crawl stops dispatch at
-	// once but gives fetches in flight a grace period.
-	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelWork()
-	work := make(chan frontier.Lease, c.cfg.Workers)
-	done := make(chan struct{}, c.cfg.Workers)
-	c.wake = done
-	c.acks = make(chan *ack, 2*c.cfg.Workers)
-	var ackWG sync.WaitGroup
-	ackWG.Go(func() { c.runAcker(workCtx, c.acks) })
-	var wg sync.WaitGroup
-	for i := range c.cfg.Workers {
-		wg.Go(func() {
-			for l := range work {
-				if !c.handle(workCtx, i+1, l) {
-					c.urlDone()
-				}
-			}
-		})
-	}
-	progressCtx, stopProgress := context.WithCancel(ctx)
-	var pwg sync.WaitGroup
-	pwg.Go(func() { c.progress(progressCtx, start) })
-
-	runCtx := ctx
-	if c.cfg.MaxDuration > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, c.cfg.MaxDuration)
-		defer cancel()
-	}
-	drained := false
-	idle := 0
-	for runCtx.Err() == nil {
-		if c.cfg.MaxPages > 0 && c.completed.Load()+c.inFlight.Load() >= c.cfg.MaxPages {
-			if c.inFlight.Load() == 0 {
-				break
-			}
-			c.waitDone(runCtx, done)
-			continue
-		}
-		free := c.cfg.Workers - int(c.inFlight.Load())
-		if free <= 0 {
-			c.waitDone(runCtx, done)
-			continue
-		}
-		if free < getBatch && c.cfg.Workers >= 4*getBatch {
-			free = c.gatherFree(runCtx, done)
-		}
-		if c.cfg.MaxPages > 0 {
-			free = min(free, int(c.cfg.MaxPages-c.completed.Load()-c.inFlight.Load()))
-			if free <= 0 {
-				c.waitDone(runCtx, done)
-				continue
-			}
-		}
-		leases, err := c.fr.Get(runCtx, frontier.GetParams{MaxQueues: free, MaxURLsPerQueue: 1, CrawlID: c.cfg.CrawlID, Lease: 10 * time.Minute})
-		if err != nil {
-			if runCtx.Err() == nil {
-				c.log.Error("frontier get failed", "err", err)
-			}
-			break
-		}
-		if len(leases) == 0 {
-			if c.inFlight.Load() == 0 {
-				if st := c.fr.Stats(c.cfg.CrawlID, ""); st.Size == 0 {
-					// Nothing queued and nothing in flight: done, unless a
-					// worker's last Put is on its way (in-flight would
-					// then be non-zero), so one more look suffices.
-					idle++
-					if idle >= 2 {
-						drained = true
-						break
-					}
-					continue
-				}
-			}
-			idle = 0
-			c.fr.WaitReady(runCtx, 200*time.Millisecond)
-			continue
-		}
-		idle = 0
-		for _, l := range leases {
-			c.inFlight.Add(1)
-			work <- l
-		}
-	}
-	close(work)
-	// Give fetches in flight a grace period, then cancel them (their URLs
-	// stay leased and are fetched again after a restart).
-	waited := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(c.acks) // the acker drains what the workers handed over
-		ackWG.Wait()
-		close(waited)
-	}()
-	select {
-	case <-waited:
-	case <-time.After(5 * time.Second):
-		cancelWork()
-		<-waited
-	}
-	stopProgress()
-	pwg.Wait()
-	if err := c.clog.Flush(); err != nil {
-		c.log.Warn("crawl log flush failed", "err", err)
-	}
-	return drained
-}
-
-// urlDone counts a URL out of the crawl's hands and wakes the dispatcher.
-func (c *Crawler) urlDone() {
-	c.inFlight.Add(-1)
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// getBatch is how many free workers the loop gathers, for at most
-// getGather, before it asks the frontier for work: a Get costs a store
-// iterator whatever it serves, and at thousands of pages a second one Get
-// per finished page was a few percent of the crawl's CPU. Waiting costs
-// nothing while most workers are busy (Workers >= 4*getBatch).
-const (
-	getBatch  = 8
-	getGather = 2 * time.Millisecond
-)
-
-// gatherFree waits until getBatch workers are free or getGather has
-// passed, and returns how many are free.
-func (c *Crawler) gatherFree(ctx context.Context, done <-chan struct{}) int {
-	t := time.NewTimer(getGather)
-	defer t.Stop()
-	for {
-		free := c.cfg.Workers - int(c.inFlight.Load())
-		if free >= getBatch {
-			return free
-		}
-		select {
-		case <-ctx.Done():
-			return free
-		case <-t.C:
-			return c.cfg.Workers - int(c.inFlight.Load())
-		case <-done:
-		}
-	}
-}
-
-func (c *Crawler) waitDone(ctx context.Context, done <-chan struct{}) {
-	t := time.NewTimer(100 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-done:
-	case <-t.C:
-	}
 }
 
 // userAgentTransport sets the User-Agent of robots.txt requests.

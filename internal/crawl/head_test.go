@@ -15,8 +15,8 @@ import (
 )
 
 // TestHeadBeforeGetAndREGPHeaders: a PDF link is checked with HEAD and not
-// downloaded (seed 001 §5.1), and the REGP Language and Cookie directives
-// of robots.txt go into the requests (seed 002 §3.2.9-3.2.10).
+// downloaded, and the REGP Language and Cookie directives
+// of robots.txt go into the requests.
 func TestHeadBeforeGetAndREGPHeaders(t *testing.T) {
 	var mu sync.Mutex
 	var pdfGets, pdfHeads int

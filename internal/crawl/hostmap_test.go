@@ -1,9 +1,14 @@
+// The crawler side of host rewriting, end to end (robots.txt through the
+// gate, the store, resume, the crawl log), with the fixtures these tests
+// share; the rules themselves are tested in package hostmap. Long because
+// each case is a crawl.
+
 package crawl
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/courtesy-crawler/courtesy/internal/hostmap"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,235 +30,6 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/robots"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
-
-func TestParseHostSpec(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want hostSpec
-		err  bool
-	}{
-		{"bare host", "example.com", hostSpec{host: "example.com"}, false},
-		{"upper case and spaces", "  WWW.Example.COM ", hostSpec{host: "www.example.com"}, false},
-		{"port", "example.com:8080", hostSpec{host: "example.com", port: "8080"}, false},
-		{"leading zeros in port", "example.com:08080", hostSpec{host: "example.com", port: "8080"}, false},
-		{"https scheme (Yandex)", "https://example.com", hostSpec{scheme: "https", host: "example.com"}, false},
-		{"scheme, port, slash", "HTTP://example.com:81/", hostSpec{scheme: "http", host: "example.com", port: "81"}, false},
-		{"trailing slash", "example.com/", hostSpec{host: "example.com"}, false},
-		{"idn", "café.test", hostSpec{host: "xn--caf-dma.test"}, false},
-		{"ipv6", "[::1]:8080", hostSpec{host: "::1", port: "8080"}, false},
-		{"empty", "", hostSpec{}, true},
-		{"path", "example.com/a", hostSpec{}, true},
-		{"query", "example.com?x", hostSpec{}, true},
-		{"userinfo", "user@example.com", hostSpec{}, true},
-		{"ftp", "ftp://example.com", hostSpec{}, true},
-		{"port zero", "example.com:0", hostSpec{}, true},
-		{"port too big", "example.com:70000", hostSpec{}, true},
-		{"empty port", "example.com:", hostSpec{}, true},
-		{"space inside", "exa mple.com", hostSpec{}, true},
-		{"only scheme", "https://", hostSpec{}, true},
-		{"too long", strings.Repeat("a", 400) + ".test", hostSpec{}, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseHostSpec(tc.in, urlnorm.CrawlDefaults())
-			if (err != nil) != tc.err {
-				t.Fatalf("parseHostSpec(%q) error %v, want error %v", tc.in, err, tc.err)
-			}
-			if err == nil && got != tc.want {
-				t.Errorf("parseHostSpec(%q) = %+v, want %+v", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestParseDuplicateHosts(t *testing.T) {
-	tests := []struct {
-		name    string
-		entries []string
-		err     string // substring; "" means valid
-	}{
-		{"none", nil, ""},
-		{"aliases", []string{"www.a.test=a.test", "mirror.a.test=https://a.test", "a.test:8080=a.test"}, ""},
-		{"pin", []string{"a.test=a.test"}, ""},
-		{"chain", []string{"x.test=y.test", "y.test=z.test"}, ""},
-		{"no equals", []string{"www.a.test"}, "ALIAS=CANONICAL"},
-		{"scheme in alias", []string{"https://www.a.test=a.test"}, "no scheme"},
-		{"default port in alias", []string{"www.a.test:443=a.test"}, "default port"},
-		{"bad canonical", []string{"www.a.test=a.test/path"}, "canonical"},
-		{"alias twice", []string{"www.a.test=a.test", "WWW.A.TEST=b.test"}, "twice"},
-		{"loop a b a", []string{"a.test=b.test", "b.test=a.test"}, "loop"},
-		{"loop of three", []string{"a.test=b.test", "b.test=c.test", "c.test=a.test"}, "loop"},
-		{"too many", make([]string, maxDuplicateHosts+1), "at most"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseDuplicateHosts(tc.entries)
-			if tc.err == "" {
-				if err != nil {
-					t.Fatalf("error %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Fatalf("error %v, want one containing %q", err, tc.err)
-			}
-			// Config.Validate reports it too.
-			if verr := (Config{DuplicateHosts: tc.entries}).Validate(); verr == nil {
-				t.Error("Config.Validate accepted it")
-			}
-		})
-	}
-}
-
-// testHostMap builds a host map from operator entries and robots rules
-// "scheme://authority>target-url" with source robots-host.
-func testHostMap(t *testing.T, ops []string, learned []string) *hostMap {
-	t.Helper()
-	rules, err := parseDuplicateHosts(ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := newHostMap(urlnorm.CrawlDefaults(), 100)
-	for _, r := range rules {
-		m.addOperator(r)
-	}
-	for _, l := range learned {
-		from, to, _ := strings.Cut(l, ">")
-		o, _ := url.Parse(from)
-		tu, _ := url.Parse(to)
-		if _, err := m.setLearned(o.Scheme, o.Host, &hostRule{to: hostSpec{scheme: tu.Scheme, host: tu.Hostname(), port: tu.Port()}, source: sourceHost}); err != nil {
-			t.Fatalf("setLearned(%s): %v", l, err)
-		}
-	}
-	return m
-}
-
-func TestHostMapResolve(t *testing.T) {
-	tests := []struct {
-		name    string
-		ops     []string
-		learned []string
-		in      string
-		want    string // "" means not moved
-		source  string
-	}{
-		{"no rules", nil, nil, "http://www.a.test/x", "", ""},
-		{"operator alias keeps path, query, scheme", []string{"www.a.test=a.test"}, nil,
-			"https://www.a.test/p/q?x=1", "https://a.test/p/q?x=1", sourceOperator},
-		{"operator alias keeps the port", []string{"www.a.test=a.test"}, nil,
-			"http://www.a.test:8080/", "http://a.test:8080/", sourceOperator},
-		{"operator alias with port matches that port only", []string{"www.a.test:8080=a.test"}, nil,
-			"http://www.a.test/", "", ""},
-		{"operator alias with port", []string{"www.a.test:8080=a.test"}, nil,
-			"http://www.a.test:8080/", "http://a.test:8080/", sourceOperator},
-		{"operator canonical with scheme drops the port", []string{"www.a.test=https://a.test"}, nil,
-			"http://www.a.test:8080/x", "https://a.test/x", sourceOperator},
-		{"operator canonical with default port", []string{"www.a.test=https://a.test:443"}, nil,
-			"http://www.a.test/x", "https://a.test/x", sourceOperator},
-		{"other host untouched", []string{"www.a.test=a.test"}, nil, "http://b.test/", "", ""},
-		{"subdomain of alias untouched", []string{"a.test=b.test"}, nil, "http://x.a.test/", "", ""},
-		{"robots Host moves its origin", nil, []string{"http://www.a.test>http://a.test"},
-			"http://www.a.test/x", "http://a.test/x", sourceHost},
-		{"robots rule is per scheme", nil, []string{"http://www.a.test>http://a.test"},
-			"https://www.a.test/x", "", ""},
-		{"robots rule is per port", nil, []string{"http://www.a.test>http://a.test"},
-			"http://www.a.test:8080/x", "", ""},
-		{"robots Host to https", nil, []string{"http://www.a.test>https://a.test"},
-			"http://www.a.test/x", "https://a.test/x", sourceHost},
-		{"chain operator then robots", []string{"old.a.test=www.a.test"}, []string{"http://www.a.test>http://a.test"},
-			"http://old.a.test/x", "http://a.test/x", sourceOperator},
-		{"operator pin beats robots", []string{"www.a.test=www.a.test"}, []string{"http://www.a.test>http://a.test"},
-			"http://www.a.test/x", "", ""},
-		{"operator rule with port beats robots", []string{"www.a.test:8080=b.test"}, []string{"http://www.a.test:8080>http://a.test"},
-			"http://www.a.test:8080/x", "http://b.test:8080/x", sourceOperator},
-		{"ipv6 alias", []string{"[::1]=a.test"}, nil, "http://[::1]:8080/x", "http://a.test:8080/x", sourceOperator},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m := testHostMap(t, tc.ops, tc.learned)
-			u, err := urlnorm.Normalize(tc.in, urlnorm.CrawlDefaults())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, source, loop := m.resolve(u, probeNone)
-			if loop {
-				t.Fatalf("loop reported")
-			}
-			gotS := ""
-			if got != nil {
-				gotS = got.String()
-			}
-			if gotS != tc.want || source != tc.source {
-				t.Errorf("resolve(%s) = %q (%s), want %q (%s)", tc.in, gotS, source, tc.want, tc.source)
-			}
-		})
-	}
-}
-
-// TestHostMapNoLoops: robots.txt files that name each other (a says b, b
-// says a) never make a rewrite loop: the rule closing the loop is
-// refused, and the map stays bounded.
-func TestHostMapNoLoops(t *testing.T) {
-	tests := []struct {
-		name    string
-		ops     []string
-		learned []string // applied in order; the last one must be refused
-	}{
-		{"a b a", nil, []string{"http://a.test>http://b.test", "http://b.test>http://a.test"}},
-		{"a b c a", nil, []string{"http://a.test>http://b.test", "http://b.test>http://c.test", "http://c.test>http://a.test"}},
-		{"operator a→b, robots b→a", []string{"a.test=b.test"}, []string{"http://b.test>http://a.test"}},
-		{"across schemes", nil, []string{"http://a.test>https://a.test", "https://a.test>http://a.test"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m := testHostMap(t, tc.ops, tc.learned[:len(tc.learned)-1])
-			last := tc.learned[len(tc.learned)-1]
-			from, to, _ := strings.Cut(last, ">")
-			o, _ := url.Parse(from)
-			tu, _ := url.Parse(to)
-			before := m.n.Load()
-			_, err := m.setLearned(o.Scheme, o.Host, &hostRule{to: hostSpec{scheme: tu.Scheme, host: tu.Hostname()}, source: sourceHost})
-			if !errors.Is(err, errHostLoop) {
-				t.Fatalf("setLearned(%s) = %v, want errHostLoop", last, err)
-			}
-			if m.n.Load() != before {
-				t.Errorf("refused rule left in the map: %d rules, had %d", m.n.Load(), before)
-			}
-			// Every origin still resolves without a loop.
-			for _, l := range tc.learned {
-				from, _, _ := strings.Cut(l, ">")
-				u, _ := url.Parse(from + "/x")
-				if _, _, loop := m.resolve(u, probeNone); loop {
-					t.Errorf("%s loops", from)
-				}
-			}
-		})
-	}
-}
-
-func TestHostMapBound(t *testing.T) {
-	m := newHostMap(urlnorm.CrawlDefaults(), 3)
-	for i := range 5 {
-		_, err := m.setLearned("http", fmt.Sprintf("www.s%d.test", i), &hostRule{to: hostSpec{scheme: "http", host: fmt.Sprintf("s%d.test", i)}, source: sourceHost})
-		if want := i >= 3; errors.Is(err, errHostMapFull) != want {
-			t.Errorf("rule %d: error %v, want full %v", i, err, want)
-		}
-	}
-	// Replacing and removing a rule is always possible.
-	if changed, err := m.setLearned("http", "www.s0.test", &hostRule{to: hostSpec{scheme: "http", host: "other.test"}, source: sourceHost}); err != nil || !changed {
-		t.Errorf("replace: changed %v err %v", changed, err)
-	}
-	if changed, err := m.setLearned("http", "www.s1.test", nil); err != nil || !changed {
-		t.Errorf("remove: changed %v err %v", changed, err)
-	}
-	if _, err := m.setLearned("http", "www.s4.test", &hostRule{to: hostSpec{scheme: "http", host: "s4.test"}, source: sourceHost}); err != nil {
-		t.Errorf("after a removal a rule fits again: %v", err)
-	}
-	if n := m.learned.Load(); n != 3 {
-		t.Errorf("%d rules learned, want 3", n)
-	}
-}
 
 // openTestCrawler opens a crawler's state in dir (no crawl is run).
 func openTestCrawler(t *testing.T, cfg Config) *Crawler {
@@ -267,15 +44,6 @@ func openTestCrawler(t *testing.T, cfg Config) *Crawler {
 	}
 	c.acks = make(chan *ack, 100)
 	return c
-}
-
-func normURL(t *testing.T, s string) *url.URL {
-	t.Helper()
-	u, err := urlnorm.Normalize(s, urlnorm.CrawlDefaults())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
 }
 
 // TestLearnHostRules reads robots.txt files as firstContact does and
@@ -333,7 +101,7 @@ func TestLearnHostRules(t *testing.T) {
 			}
 			o := normURL(t, tc.origin+"/")
 			f := robots.Parse([]byte(tc.robots))
-			c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
+			learnFile(c, o, f)
 			got, from := c.moveHost(normURL(t, tc.url))
 			gotS := ""
 			if from != "" {
@@ -357,7 +125,7 @@ func TestHostRulesPersist(t *testing.T) {
 	c.scope.addSeedHost("www.a.test")
 	o := normURL(t, "http://www.a.test/")
 	f := robots.Parse([]byte("Host: a.test\n"))
-	c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
+	learnFile(c, o, f)
 	if err := c.close(); err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +137,7 @@ func TestHostRulesPersist(t *testing.T) {
 	if _, from := c.moveHost(u); from != "" {
 		t.Errorf("after reopening, a link to the origin was moved, want it kept until a probe is leased")
 	}
-	if _, from := c.moveHostProbe(u, probeClaim); from != "" {
+	if _, from := c.moveHostProbe(u, hostmap.ProbeClaim); from != "" {
 		t.Errorf("after reopening, the first lease of the origin was moved, want it kept as the probe")
 	}
 	if got, from := c.moveHost(u); from == "" || got.String() != "http://a.test/x" {
@@ -379,7 +147,7 @@ func TestHostRulesPersist(t *testing.T) {
 		t.Error("the Host target is no seed host after reopening")
 	}
 	f = robots.Parse([]byte("User-agent: *\nDisallow: /private\n"))
-	c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
+	learnFile(c, o, f)
 	if err := c.close(); err != nil {
 		t.Fatal(err)
 	}
@@ -492,32 +260,6 @@ func TestNearIndexResume(t *testing.T) {
 	if _, _, ok := c.near.Check("other.test", hashes[0]); ok {
 		t.Error("hash of one site found in another")
 	}
-}
-
-func FuzzParseHostSpec(f *testing.F) {
-	for _, s := range []string{"example.com", "https://example.com:443/", "[::1]:80", "café.test", "a.test=b.test", "http://", "x:99999", "a@b", ""} {
-		f.Add(s)
-	}
-	norm := urlnorm.CrawlDefaults()
-	f.Fuzz(func(t *testing.T, s string) {
-		spec, err := parseHostSpec(s, norm)
-		if err != nil {
-			return
-		}
-		if spec.host == "" {
-			t.Fatalf("%q: empty host accepted", s)
-		}
-		// What it accepts makes a URL that normalizes to the same host.
-		u, err := urlnorm.Normalize("http://"+joinHost(spec.host, spec.port)+"/", norm)
-		if err != nil {
-			t.Fatalf("%q → %+v: %v", s, spec, err)
-		}
-		if u.Hostname() != spec.host {
-			t.Fatalf("%q → host %q, renormalized %q", s, spec.host, u.Hostname())
-		}
-		// And parsing the duplicate-hosts form never panics.
-		_, _ = parseDuplicateHosts([]string{s + "=" + s, "x." + s + "=" + s})
-	})
 }
 
 // TestCrawlHostRewrites crawls a small web on loopback where
@@ -662,7 +404,7 @@ func putRobots(t *testing.T, c *Crawler, origin string, e politeness.RobotsEntry
 	c.robotsRefreshed(origin)
 }
 
-// TestHostRuleRefresh (issue 5, gap 1): when the robots.txt that gave a
+// TestHostRuleRefresh: when the robots.txt that gave a
 // rule is fetched again, a 2xx file without the directive, a 4xx, 401 or
 // 403 drops the rule from memory and store; a 5xx or a network error
 // keeps it (RFC 9309 §2.3.1.4).
@@ -694,14 +436,14 @@ func TestHostRuleRefresh(t *testing.T) {
 			ctx := context.Background()
 			putRobots(t, c, origin, hostLine)
 			c.recheckHostRules(ctx, u) // first contact
-			if got, from := c.moveHostProbe(u, probeNone); from == "" || got.String() != "http://a.test/x" {
+			if got, from := c.moveHostProbe(u, hostmap.ProbeNone); from == "" || got.String() != "http://a.test/x" {
 				t.Fatalf("rule not learned: %v", got)
 			}
 			putRobots(t, c, origin, tc.entry)
 			c.recheckHostRules(ctx, u)
 			check := func(when string) {
 				t.Helper()
-				got, from := c.moveHostProbe(u, probeNone)
+				got, from := c.moveHostProbe(u, hostmap.ProbeNone)
 				gotS := ""
 				if from != "" {
 					gotS = got.String()
@@ -715,7 +457,7 @@ func TestHostRuleRefresh(t *testing.T) {
 			if found := err == nil; found != (tc.want != "") {
 				t.Errorf("stored rule %q (err %v), want one: %v", stored, err, tc.want != "")
 			}
-			if dropped := c.hmap.dropped.Load(); (dropped == 1) != (tc.want == "") {
+			if dropped := c.hostRulesDropped.Load(); (dropped == 1) != (tc.want == "") {
 				t.Errorf("%d rules counted dropped", dropped)
 			}
 			if err := c.close(); err != nil {
@@ -728,71 +470,10 @@ func TestHostRuleRefresh(t *testing.T) {
 	}
 }
 
-// TestHostRuleProbe: a learned rule due for a re-check leaves one URL of
-// its origin per probeInterval on the origin (to go through the gate and
-// refresh robots.txt); the others are moved; a re-confirmed rule is not
-// due any more.
-func TestHostRuleProbe(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	now := t0
-	m := newHostMap(urlnorm.CrawlDefaults(), 10)
-	m.now = func() time.Time { return now }
-	rule := func(due time.Time) *hostRule {
-		return &hostRule{to: hostSpec{scheme: "http", host: "a.test"}, source: sourceHost, due: due}
-	}
-	if _, err := m.setLearned("http", "www.a.test", rule(t0.Add(time.Hour))); err != nil {
-		t.Fatal(err)
-	}
-	u := normURL(t, "http://www.a.test/x")
-	moved := func(mode probeMode) bool {
-		got, _, _ := m.resolve(u, mode)
-		return got != nil
-	}
-	steps := []struct {
-		name  string
-		at    time.Duration
-		mode  probeMode
-		moved bool
-	}{
-		{"not due", 30 * time.Minute, probeClaim, true},
-		{"due: a link stays", time.Hour, probePeek, false},
-		{"due: another link stays", time.Hour, probePeek, false},
-		{"due: a lease stays and is the probe", time.Hour + time.Second, probeClaim, false},
-		{"probe sent: the next lease is moved", time.Hour + 2*time.Second, probeClaim, true},
-		{"probe sent: links are moved", time.Hour + 2*time.Second, probePeek, true},
-		{"after the gate: moved", time.Hour + 3*time.Second, probeNone, true},
-		{"next probe after the interval", time.Hour + time.Second + probeInterval, probeClaim, false},
-		{"and then moved again", time.Hour + time.Second + probeInterval, probeClaim, true},
-	}
-	for _, st := range steps {
-		now = t0.Add(st.at)
-		if got := moved(st.mode); got != st.moved {
-			t.Errorf("%s: moved %v, want %v", st.name, got, st.moved)
-		}
-	}
-	if !m.due(u) {
-		t.Error("rule not reported due")
-	}
-	// Re-confirmed by a fresh robots.txt: same targets, new expiry.
-	if changed, err := m.setLearned("http", "www.a.test", rule(now.Add(24*time.Hour))); err != nil || changed {
-		t.Errorf("re-confirm: changed %v err %v", changed, err)
-	}
-	now = now.Add(10 * probeInterval)
-	if m.due(u) || !moved(probeClaim) {
-		t.Error("re-confirmed rule still due")
-	}
-	// An operator rule is never due.
-	m2 := testHostMap(t, []string{"www.b.test=b.test"}, nil)
-	m2.now = func() time.Time { return t0.Add(1000 * time.Hour) }
-	if got, _, _ := m2.resolve(normURL(t, "http://www.b.test/"), probeClaim); got == nil {
-		t.Error("operator rule probed")
-	}
-}
-
-// TestMirrorSpread (issue 5, gap 2): several mirrors share the load of
+// TestMirrorSpread: several mirrors share the load of
 // the declaring origin; a URL always goes to the same mirror, whatever
 // the order of the Mirror-site lines, across a restart too; at most
-// maxMirrors are used.
+// hostmap.MaxMirrors are used.
 func TestMirrorSpread(t *testing.T) {
 	dir := t.TempDir()
 	c := openTestCrawler(t, Config{DataDir: dir, Scope: Scope{Mode: ScopeDomains, Domains: []string{".test"}}})
@@ -804,7 +485,7 @@ func TestMirrorSpread(t *testing.T) {
 			body += "Mirror-site: " + m + "\n"
 		}
 		f := robots.Parse([]byte(body))
-		c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
+		learnFile(c, o, f)
 	}
 	const n = 600
 	paths := make([]string, n)
@@ -815,7 +496,7 @@ func TestMirrorSpread(t *testing.T) {
 		t.Helper()
 		out := map[string]string{}
 		for _, p := range paths {
-			got, from := c.moveHostProbe(normURL(t, "http://a.test"+p), probeNone)
+			got, from := c.moveHostProbe(normURL(t, "http://a.test"+p), hostmap.ProbeNone)
 			if from != "a.test" {
 				t.Fatalf("%s not moved", p)
 			}
@@ -864,9 +545,9 @@ func TestMirrorSpread(t *testing.T) {
 	if again := where(c); fmt.Sprint(again) != fmt.Sprint(first) {
 		t.Error("after reopening, URLs go to other mirrors")
 	}
-	// At most maxMirrors are used.
+	// At most hostmap.MaxMirrors are used.
 	var many []string
-	for i := range maxMirrors + 8 {
+	for i := range hostmap.MaxMirrors + 8 {
 		many = append(many, fmt.Sprintf("m%02d.test", i))
 	}
 	learn(c, many...)
@@ -874,75 +555,15 @@ func TestMirrorSpread(t *testing.T) {
 	for _, h := range where(c) {
 		used[h] = true
 	}
-	if len(used) > maxMirrors || len(used) < maxMirrors/2 {
-		t.Errorf("%d mirrors used, want at most %d (and most of them)", len(used), maxMirrors)
+	if len(used) > hostmap.MaxMirrors || len(used) < hostmap.MaxMirrors/2 {
+		t.Errorf("%d mirrors used, want at most %d (and most of them)", len(used), hostmap.MaxMirrors)
 	}
 	if used["m20.test"] || used["m23.test"] {
 		t.Error("a mirror past the bound was used")
 	}
 }
 
-// TestMirrorLoopLeftOut: a mirror whose own rule leads back to the
-// declaring origin is left out; the other mirrors still share the load.
-func TestMirrorLoopLeftOut(t *testing.T) {
-	m := newHostMap(urlnorm.CrawlDefaults(), 10)
-	if _, err := m.setLearned("http", "b.test", &hostRule{to: hostSpec{scheme: "http", host: "a.test"}, source: sourceHost}); err != nil {
-		t.Fatal(err)
-	}
-	r := &hostRule{to: hostSpec{scheme: "http", host: "b.test"}, source: sourceMirror,
-		mirrors: []hostSpec{{scheme: "http", host: "b.test"}, {scheme: "http", host: "c.test"}, {scheme: "http", host: "d.test"}}}
-	if _, err := m.setLearned("http", "a.test", r); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 50 {
-		u := normURL(t, fmt.Sprintf("http://a.test/p%d", i))
-		got, _, loop := m.resolve(u, probeNone)
-		if loop || got == nil || got.Host == "b.test" {
-			t.Fatalf("%s → %v (loop %v), want c.test or d.test", u, got, loop)
-		}
-	}
-	// Only looping mirrors: refused.
-	if _, err := m.setLearned("http", "x.test", &hostRule{to: hostSpec{scheme: "http", host: "y.test"}, source: sourceHost}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.setLearned("http", "y.test", &hostRule{to: hostSpec{scheme: "http", host: "x.test"}, source: sourceMirror}); !errors.Is(err, errHostLoop) {
-		t.Errorf("y→x after x→y: %v, want errHostLoop", err)
-	}
-}
-
-func TestDecodeStoredRule(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		ok   bool
-		n    int
-	}{
-		{"one target (earlier versions)", "robots-host http://a.test", true, 1},
-		{"mirrors", "mirror-site http://m1.test https://m2.test:8443", true, 2},
-		{"operator source refused", "duplicate-hosts http://a.test", false, 0},
-		{"no target", "robots-host", false, 0},
-		{"bad scheme", "mirror-site ftp://m.test", false, 0},
-		{"no host", "mirror-site http://", false, 0},
-		{"empty host with a colon (fuzz)", "mirror-site http://:", false, 0},
-		{"path", "robots-host http://a.test/x", false, 0},
-		{"query", "robots-host http://a.test?x", false, 0},
-		{"userinfo", "robots-host http://u@a.test", false, 0},
-		{"too many", "mirror-site" + strings.Repeat(" http://m.test", maxMirrors+1), false, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r, ok := decodeStoredRule(tc.in)
-			if ok != tc.ok || (ok && len(r.targets()) != tc.n) {
-				t.Fatalf("decodeStoredRule(%q) = %+v, %v; want ok %v with %d targets", tc.in, r, ok, tc.ok, tc.n)
-			}
-			if ok && encodeStoredRule(&r) != tc.in {
-				t.Errorf("re-encoded as %q", encodeStoredRule(&r))
-			}
-		})
-	}
-}
-
-// TestCrawlHostRuleRefresh (issue 5, gap 1) crawls twice over one state
+// TestCrawlHostRuleRefresh crawls twice over one state
 // directory with a short robots.txt TTL. The first run learns www.a.test's
 // Host rule; between the runs its robots.txt changes. A 404 or a file
 // without the line drops the rule at the re-check, and the second run's
@@ -991,12 +612,16 @@ func TestCrawlHostRuleRefresh(t *testing.T) {
 			res := serveTest(t, h)
 			dir := t.TempDir()
 			const ttl = 300 * time.Millisecond
+			// The crawl's clock: the second run's is 2×ttl ahead, so the
+			// robots.txt entry of the first run has expired for it.
+			var skew atomic.Int64
+			now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 			run := func(seed string) {
 				t.Helper()
 				cfg := Config{DataDir: dir, Delay: 10 * time.Millisecond, Workers: 2, MaxDuration: 30 * time.Second}
 				cfg.Politeness.Robots.TTL, cfg.Politeness.Robots.NegativeTTL = ttl, ttl
 				cfg.Politeness.Robots.RetryBase, cfg.Politeness.Robots.RetryMax = ttl, ttl
-				c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
+				c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res, Now: now})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -1019,9 +644,9 @@ func TestCrawlHostRuleRefresh(t *testing.T) {
 			second = true
 			reqs.Unlock()
 			// The robots.txt entry of the first run expires (its TTL is
-			// ttl); waiting it out is what makes the second run fetch the
-			// file again.
-			time.Sleep(2 * ttl)
+			// ttl) before the second run starts, on the crawl's clock:
+			// that is what makes the second run fetch the file again.
+			skew.Store(int64(2 * ttl))
 			run("http://www.a.test/two")
 
 			reqs.Lock()
@@ -1053,11 +678,11 @@ func TestHomeOfMovedLink(t *testing.T) {
 	defer c.close()
 	o := normURL(t, "http://a.test/")
 	f := robots.Parse([]byte("Robot-version: 3.0\nUser-agent: *\nMirror-site: m1.test\nMirror-site: m2.test\nMirror-site: m3.test\n"))
-	c.learnHostRules(o, f, f.Group(c.agent), time.Time{})
-	home, _ := c.moveHostProbe(o, probeNone)
+	learnFile(c, o, f)
+	home, _ := c.moveHostProbe(o, hostmap.ProbeNone)
 	for i := range 30 {
 		orig := normURL(t, fmt.Sprintf("http://a.test/p%d", i))
-		moved, _ := c.moveHostProbe(orig, probeNone)
+		moved, _ := c.moveHostProbe(orig, hostmap.ProbeNone)
 		if got := c.homeOf(orig, moved); got.String() != home.String() {
 			t.Errorf("home with %s (moved to %s) = %s, want %s", orig, moved, got, home)
 		}
@@ -1066,45 +691,6 @@ func TestHomeOfMovedLink(t *testing.T) {
 	if got := c.homeOf(plain, plain); got.String() != "http://b.test/" {
 		t.Errorf("home of an unmoved link = %s", got)
 	}
-}
-
-// TestRefreshedBounded: the origins noted as refreshed stay within
-// maxRefreshed, the newest kept.
-func TestRefreshedBounded(t *testing.T) {
-	m := newHostMap(urlnorm.CrawlDefaults(), 10)
-	for i := range maxRefreshed + 50 {
-		m.noteRefreshed(fmt.Sprintf("http://h%d.test", i))
-	}
-	if n := len(m.refreshed.origins); n != maxRefreshed {
-		t.Errorf("%d origins noted, want %d", n, maxRefreshed)
-	}
-	last := fmt.Sprintf("http://h%d.test", maxRefreshed+49)
-	if !m.takeRefreshed(last) || m.takeRefreshed(last) {
-		t.Error("the newest origin: want taken once")
-	}
-}
-
-// FuzzDecodeStoredRule: a stored rule value, whatever its bytes, decodes
-// without panicking, and what decodes re-encodes to a value that decodes
-// to the same rule.
-func FuzzDecodeStoredRule(f *testing.F) {
-	for _, s := range []string{"robots-host http://a.test", "mirror-site http://m1.test https://m2.test:8443", "mirror-site", "robots-host http://[::1]:80", "x y z", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		r, ok := decodeStoredRule(s)
-		if !ok {
-			return
-		}
-		if len(r.targets()) == 0 || len(r.targets()) > maxMirrors {
-			t.Fatalf("%q: %d targets", s, len(r.targets()))
-		}
-		enc := encodeStoredRule(&r)
-		r2, ok := decodeStoredRule(enc)
-		if !ok || !r.sameTargets(&r2) {
-			t.Fatalf("%q → %q does not decode to the same rule: %+v vs %+v", s, enc, r, r2)
-		}
-	})
 }
 
 // hostRequests records the paths each host (without its port) was asked
@@ -1138,4 +724,20 @@ func serveTest(t *testing.T, h http.Handler) *resolve.Resolver {
 		t.Fatal(err)
 	}
 	return res
+}
+
+func normURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := urlnorm.Normalize(s, urlnorm.CrawlDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// learnFile hands robots.txt f of origin o to the crawler as a 2xx file
+// that never expires (learnFromRobots).
+func learnFile(c *Crawler, o *url.URL, f *robots.File) {
+	c.learnFromRobots(o, politeness.Rules{Origin: politeness.Origin(o),
+		Entry: politeness.RobotsEntry{Result: politeness.RobotsOK, Status: 200}, File: f, Group: f.Group(c.agent)})
 }

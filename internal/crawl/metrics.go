@@ -29,6 +29,7 @@ type metrics struct {
 	trapSites     *prometheus.CounterVec
 	outOfScope    prometheus.Counter
 	retired       prometheus.Counter
+	returned      *prometheus.CounterVec
 	fetchDuration prometheus.Histogram
 	queued        prometheus.Gauge
 	inFlight      prometheus.Gauge
@@ -60,6 +61,8 @@ func newMetrics() *metrics {
 			Help: "Links dropped as out of scope."}),
 		retired: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_hosts_retired_total",
 			Help: "Hosts retired after repeated failures."}),
+		returned: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_urls_returned_total",
+			Help: "Leased URLs given back to the frontier unchanged, by reason."}, []string{"reason"}),
 		fetchDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "courtesy_fetch_duration_seconds",
 			Help: "Fetch duration, request start to last body byte.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)}),
 		queued: prometheus.NewGauge(prometheus.GaugeOpts{Name: "courtesy_crawl_queued_urls",
@@ -70,24 +73,18 @@ func newMetrics() *metrics {
 			Help: "Hosts with URLs left to crawl."}),
 	}
 	m.reg.MustRegister(m.pages, m.bytes, m.completed, m.discovered, m.errors, m.robotsDenied, m.robotsFetches,
-		m.trapCuts, m.trapSites, m.outOfScope, m.retired, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
+		m.trapCuts, m.trapSites, m.outOfScope, m.retired, m.returned, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-// robotsObserver feeds the gate's robots.txt events into the metrics,
-// and tells the host map (hostmap.go) that an origin's robots.txt was
-// fetched, so that its Host/Mirror-site rule is re-read.
+// robotsObserver feeds the gate's robots.txt events into the metrics.
 type robotsObserver struct {
-	m         *metrics
-	refreshed func(origin string) // nil: none
+	m *metrics
 }
 
-func (o robotsObserver) RobotsFetched(origin string, r politeness.RobotsResult, _ bool, _ time.Duration) {
+func (o robotsObserver) RobotsFetched(_ string, r politeness.RobotsResult, _ bool, _ time.Duration) {
 	o.m.robotsFetches.WithLabelValues(string(r)).Inc()
-	if o.refreshed != nil {
-		o.refreshed(origin)
-	}
 }
 func (o robotsObserver) Decided(politeness.Decision) {}
 
@@ -116,7 +113,7 @@ func (c *Crawler) serveMetrics(addr string) (*http.Server, error) {
 func (c *Crawler) progress(ctx context.Context, start time.Time) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	lastLog := time.Now()
+	lastLog := c.now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -127,7 +124,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		c.metrics.queued.Set(float64(st.Size))
 		c.metrics.inFlight.Set(float64(c.inFlight.Load()))
 		c.metrics.activeHosts.Set(float64(st.ActiveQueues))
-		el := time.Since(start)
+		el := c.now().Sub(start)
 		pages := c.stats.pages.Load()
 		rate := float64(pages) / max(el.Seconds(), 0.001)
 		eta := ""
@@ -138,20 +135,39 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		case c.cfg.MaxDuration > 0:
 			eta = " eta " + (c.cfg.MaxDuration - el).Round(time.Second).String()
 		}
+		// Nothing in flight but work queued: everything left waits on a
+		// host's delay, backoff or retry time. Say so, and until when, so
+		// that a waiting crawl never looks like a hung one.
+		now := c.now()
+		waitHosts, nextAt := 0, time.Time{}
+		if c.inFlight.Load() == 0 && st.Size > 0 {
+			waitHosts, nextAt = c.waiting(now)
+		}
 		if c.opts.Progress != nil && c.opts.Terminal {
+			if waitHosts > 0 {
+				fmt.Fprintf(c.opts.Progress, "\r%d pages  waiting: %d hosts in backoff, next at %s  %d queued%s   ",
+					pages, waitHosts, nextAt.Format(time.TimeOnly), st.Size, eta)
+				continue
+			}
 			fmt.Fprintf(c.opts.Progress, "\r%d pages  %.0f pages/s  %s  %d queued  %d active hosts  %d errors%s   ",
-				pages, rate, humanBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
+				pages, rate, FormatBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
 			continue
 		}
-		if time.Since(lastLog) >= c.cfg.ProgressInterval {
-			lastLog = time.Now()
+		if now.Sub(lastLog) >= c.cfg.ProgressInterval {
+			lastLog = now
+			if waitHosts > 0 {
+				c.log.Info(fmt.Sprintf("waiting: %d hosts in backoff, next at %s", waitHosts, nextAt.Format(time.TimeOnly)),
+					"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed)
+				continue
+			}
 			c.log.Info("progress", "pages", pages, "pages_per_s", int(rate), "bytes", c.stats.bytes.Load(),
 				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed)
 		}
 	}
 }
 
-func humanBytes(n int64) string {
+// FormatBytes writes a byte count for people: "12.3 MiB", "512 B".
+func FormatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"flag"
 	"io"
 	"math/rand/v2"
 	"os/exec"
@@ -30,6 +31,10 @@ func buildCourtesy(t *testing.T) string {
 	return bin
 }
 
+// resumeSeed fixes the kill times of TestResumeAfterSIGKILL; 0 draws a
+// new seed (printed by the test).
+var resumeSeed = flag.Uint64("resume-seed", 0, "seed of TestResumeAfterSIGKILL's kill times (0: new, printed)")
+
 // TestResumeAfterSIGKILL kills a real `courtesy crawl` process with SIGKILL
 // at random moments, runs the same command again each time, and checks that
 // the crawl completes, no URL is lost, no completed URL is fetched again
@@ -43,7 +48,12 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	args := []string{"crawl", "--data", dir, "--delay", "150ms", "--workers", "8", "--log-format", "text",
 		"--resolve", "*.test=" + addr, "--max-duration", "60s"}
 	args = append(args, seedsOf(web)...)
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
+	seed := *resumeSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("kill times drawn with seed %d (go test -run TestResumeAfterSIGKILL -resume-seed %d repeats them)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 5))
 	var kills []time.Time
 	for i := range 3 {
 		cmd := exec.Command(bin, args...)

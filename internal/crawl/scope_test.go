@@ -89,7 +89,9 @@ func TestConfigValidate(t *testing.T) {
 		{"bad policy", Config{Scope: Scope{ExternalLinks: "sometimes"}}, false},
 		{"bad regexp", Config{Scope: Scope{Include: []string{"("}}}, false},
 		{"negative pages", Config{MaxPages: -1}, false},
-		{"negative delay", Config{Delay: -time.Second}, false},
+		{"negative delay means none", Config{Delay: -time.Second}, true},
+		{"duplicate-hosts loop", Config{DuplicateHosts: []string{"a.test=b.test", "b.test=a.test"}}, false},
+		{"duplicate-hosts", Config{DuplicateHosts: []string{"www.a.test=a.test"}}, true},
 		{"store cache 512 MiB", Config{StoreCacheBytes: 512 << 20}, true},
 		{"negative store cache", Config{StoreCacheBytes: -1}, false},
 		{"store cache over 64 GiB", Config{StoreCacheBytes: 65 << 30}, false},
@@ -225,5 +227,16 @@ func TestOutlinksOffScopeHopsAndStoppedSite(t *testing.T) {
 	got := itemURLs(c.outlinks(lease, src, links(t, "http://a.test/q", "http://b.test/"), true))
 	if !slices.Equal(got, []string{"http://b.test/"}) {
 		t.Errorf("stopped site: got %v", got)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"}, {5 << 20, "5.0 MiB"}, {3 << 30, "3.0 GiB"}} {
+		if got := FormatBytes(tc.n); got != tc.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", tc.n, got, tc.want)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package crawl
 
+// What the worker does with a response: dedup, extraction, archive,
+// outlinks, sitemaps; and the first contact with a host.
+
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -44,14 +46,6 @@ const (
 	prioritySeed   int8 = 2
 	priorityHigh   int8 = 1 // sitemap entries, REGP Index-page, Change-*
 	priorityNormal int8 = 0
-
-	// maxPathDelay caps a path's own robots delay, as the gate caps
-	// Crawl-delay (politeness.Config.MaxCrawlDelay default).
-	maxPathDelay = 30 * time.Second
-
-	// shortWait is the longest the gate's "not yet" is waited out by the
-	// worker; longer waits block the queue in the frontier instead.
-	shortWait = 20 * time.Millisecond
 )
 
 func md1(m map[string][]string, k string) string {
@@ -59,237 +53,6 @@ func md1(m map[string][]string, k string) string {
 		return v[0]
 	}
 	return ""
-}
-
-// handle crawls one leased URL: gate, fetch, archive, extract. It returns
-// true when it handed the URL to the acker (which acknowledges it together
-// with its outlinks once its WARC records are on disk), false when the URL
-// was returned to the frontier unchanged.
-func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
-	u, err := url.Parse(l.URL)
-	if err != nil || u.Host == "" {
-		return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusUnsupportedURI, Size: -1, Thread: wid}, -1)
-	}
-	if c.moveLeased(wid, l, u, nil) { // host map (hostmap.go)
-		return true
-	}
-	key := l.Key
-	var permit *politeness.Permit
-	for attempt := 0; ; attempt++ {
-		p, d, err := c.gate.Try(ctx, u)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.log.Warn("politeness gate failed", "url", l.URL, "err", err)
-				c.block(ctx, key, c.now().Add(5*time.Second))
-			}
-			c.fr.Release(l.URLInfo)
-			return false
-		}
-		if p != nil {
-			permit = p
-			break
-		}
-		switch d.Reason {
-		case politeness.ReasonRobots:
-			c.stats.robotsDenied.Add(1)
-			c.metrics.robotsDenied.Inc()
-			return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusRobotsDisallowed, Size: -1, Thread: wid,
-				Annotations: []string{crawllog.AnnotationRobotsDisallow}}, -1)
-		case politeness.ReasonRobotsUnavailable:
-			return c.robotsUnavailable(ctx, wid, l, d)
-		case politeness.ReasonBackoff:
-			if d.RetryAfter > c.cfg.MaxHostWait {
-				// Retry-After of hours: do not hold the crawl open for it.
-				c.retire(ctx, u.Hostname(), key, "backoff: "+d.Detail)
-				c.fr.Release(l.URLInfo)
-				return false
-			}
-		}
-		if d.RetryAfter > 0 && d.RetryAfter <= shortWait && attempt < 3 {
-			if !sleep(ctx, d.RetryAfter) {
-				c.fr.Release(l.URLInfo)
-				return false
-			}
-			continue
-		}
-		wait := max(d.RetryAfter, time.Millisecond)
-		c.block(ctx, key, c.now().Add(wait))
-		c.fr.Release(l.URLInfo)
-		return false
-	}
-
-	hs := c.host(u.Hostname())
-	// REGP lets robots.txt give paths their own Crawl-delay or
-	// Request-rate (nested blocks, seed 002 §3.2): honour the one of this
-	// path when it asks for more than the host's delay the gate applied.
-	c.hostsMu.Lock()
-	g, lastEnd := hs.group, hs.lastEnd
-	c.hostsMu.Unlock()
-	if g != nil && !lastEnd.IsZero() {
-		need := min(g.MinInterval(u.RequestURI(), c.now()), maxPathDelay)
-		if at := lastEnd.Add(need); need > permit.Decision().Delays.Effective && c.now().Before(at) {
-			_ = permit.Release()
-			c.block(ctx, key, at)
-			c.fr.Release(l.URLInfo)
-			return false
-		}
-	}
-	c.firstContact(ctx, u, l, hs)
-	// robots.txt fetched again, or a host rule due for a re-check
-	// (hostmap.go): the rule is set, kept or dropped before it is used.
-	c.recheckHostRules(ctx, u)
-	if c.moveLeased(wid, l, u, permit) { // robots.txt just named another host
-		return true
-	}
-	c.hostsMu.Lock()
-	req := hs.req
-	c.hostsMu.Unlock()
-
-	res, ferr := c.fetcher.Fetch(ctx, u, req)
-	c.hostsMu.Lock()
-	hs.lastEnd = c.now()
-	c.hostsMu.Unlock()
-	out := politeness.Outcome{Err: ferr}
-	if res != nil {
-		out.Status, out.Duration, out.Bytes = res.Status, res.Duration, int64(len(res.RawBody))
-		out.RetryAfter = politeness.RetryAfter(res.Header, time.Now())
-	}
-	_ = permit.Done(out)
-	// Tell the frontier when the host is next due, so that the queue is
-	// not served (and no worker waits) before the gate would open.
-	next := c.now().Add(permit.Decision().Delays.Effective)
-	if out.Status == http.StatusTooManyRequests || out.Status == http.StatusServiceUnavailable {
-		if st, err := c.gate.Status(ctx, permit.Key(), politeness.Origin(u)); err == nil && st.NextAllowed.After(next) {
-			next = st.NextAllowed
-		}
-	}
-	c.block(ctx, key, next)
-
-	if ferr != nil {
-		kind := fetch.KindOf(ferr)
-		if kind == fetch.KindCanceled || ctx.Err() != nil {
-			c.fr.Release(l.URLInfo)
-			return false
-		}
-		c.stats.errors.Add(1)
-		c.metrics.errors.WithLabelValues(kind.String()).Inc()
-		c.hostFailed(ctx, u.Hostname(), key, kind.String())
-		return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: time.Now()}, ferr, -1)
-	}
-	return c.fetched(ctx, wid, l, u, hs, res)
-}
-
-// statusOf maps a fetch error kind to a Heritrix crawl.log status.
-func statusOf(k fetch.Kind) int {
-	switch k {
-	case fetch.KindDNS:
-		return crawllog.StatusDNSFailed
-	case fetch.KindConnect, fetch.KindTLS:
-		return crawllog.StatusConnectFailed
-	case fetch.KindTimeout:
-		return crawllog.StatusTimeout
-	case fetch.KindReset:
-		return crawllog.StatusConnectBroken
-	case fetch.KindRequest:
-		return crawllog.StatusUnsupportedURI
-	}
-	return crawllog.StatusRuntimeError
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-func (c *Crawler) block(ctx context.Context, key string, t time.Time) {
-	if err := c.fr.BlockQueueUntil(context.WithoutCancel(ctx), c.cfg.CrawlID, key, t); err != nil {
-		c.log.Debug("frontier block failed", "key", key, "err", err)
-	}
-}
-
-// robotsUnavailable handles a host whose robots.txt could not be had
-// (RFC 9309 §2.3.1.4: 5xx, network error: disallow all) or answered 401/403
-// in disallow mode: no request goes to it until robots.txt is fetched
-// again; after MaxHostFailures tries, or at once for 401/403, the host is
-// retired.
-func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lease, d politeness.Decision) bool {
-	u, _ := url.Parse(l.URL)
-	hs := c.host(u.Hostname())
-	c.hostsMu.Lock()
-	hs.robotsFailures++
-	n := hs.robotsFailures
-	c.hostsMu.Unlock()
-	if d.RetryAfter >= 0 && d.RetryAfter <= c.cfg.MaxHostWait && n < c.cfg.MaxHostFailures {
-		c.block(ctx, l.Key, c.now().Add(max(d.RetryAfter, time.Second)))
-		c.fr.Release(l.URLInfo)
-		return false
-	}
-	reason := "robots.txt unavailable: " + d.Detail
-	c.retire(ctx, u.Hostname(), l.Key, reason)
-	return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusPrereqRobotsFailed, Size: -1, Thread: wid}, -1)
-}
-
-// hostFailed counts a failure of host; MaxHostFailures in a row retire it.
-func (c *Crawler) hostFailed(ctx context.Context, host, key, why string) {
-	hs := c.host(host)
-	c.hostsMu.Lock()
-	hs.failures++
-	n := hs.failures
-	c.hostsMu.Unlock()
-	if n >= c.cfg.MaxHostFailures {
-		c.retire(ctx, host, key, fmt.Sprintf("%d failures in a row, last: %s", n, why))
-	}
-}
-
-func (c *Crawler) retire(ctx context.Context, host, key, reason string) {
-	hs := c.host(host)
-	c.hostsMu.Lock()
-	first := hs.retired == ""
-	if first {
-		hs.retired = reason
-	}
-	c.hostsMu.Unlock()
-	if !first {
-		return
-	}
-	c.log.Warn("host retired", "host", host, "reason", reason)
-	c.metrics.retired.Inc()
-	if err := c.fr.Retire(context.WithoutCancel(ctx), c.cfg.CrawlID, key, reason); err != nil {
-		c.log.Warn("frontier retire failed", "host", host, "err", err)
-	}
-}
-
-// retry schedules a failed URL again with exponential backoff, or gives
-// up after MaxRetries, logging the failure either way. warcIdx is the WARC
-// writer that holds its records, or -1.
-func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int) bool {
-	tries, _ := strconv.Atoi(md1(l.Metadata, mdTry))
-	tries++
-	e.Annotations = append(e.Annotations, crawllog.Tries(tries))
-	if tries > c.cfg.MaxRetries {
-		return c.complete(l, nil, e, warcIdx)
-	}
-	info := l.URLInfo
-	info.Metadata = cloneMD(l.Metadata)
-	info.Metadata[mdTry] = []string{strconv.Itoa(tries)}
-	when := c.now().Add(c.cfg.RetryDelay << (tries - 1))
-	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
-	c.acks <- &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, entry: e, warc: warcIdx}
-	return true
-}
-
-func cloneMD(m map[string][]string) map[string][]string {
-	out := make(map[string][]string, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // firstContact runs once per host after its robots.txt was read by the
@@ -309,17 +72,16 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 	c.hostsMu.Unlock()
 	origin := politeness.Origin(u)
 	var sitemaps []string
-	e, err := c.rstore.GetRobots(ctx, origin)
-	var f *robots.File
-	if err == nil && len(e.Body) > 0 {
-		f = robots.Parse(e.Body)
+	rules, ok, err := c.gate.Rules(ctx, origin)
+	if err != nil {
+		c.log.Debug("robots.txt rules not read", "origin", origin, "err", err)
 	}
-	if err == nil {
-		c.learnFromRobots(u, e, f) // robots Host, REGP Mirror-site; a 4xx drops a stored rule (hostmap.go)
+	if ok {
+		c.learnFromRobots(u, rules) // robots Host, REGP Mirror-site; a 4xx drops a stored rule (hostmap.go)
 	}
-	if f != nil {
-		g := f.Group(c.agent)
-		// REGP Language, Encoding and Cookie (seed 002 §3.2.9-3.2.10) go
+	if ok && rules.Entry.Result == politeness.RobotsOK {
+		g := rules.Group
+		// REGP Language, Encoding and Cookie go
 		// into every request to the host.
 		ext := g.Extensions()
 		req := fetch.Request{
@@ -330,7 +92,7 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 		c.hostsMu.Lock()
 		hs.group, hs.req = g, req
 		c.hostsMu.Unlock()
-		sitemaps = f.Sitemaps()
+		sitemaps = rules.File.Sitemaps() // relative lines resolved against the robots.txt URL
 	}
 	if !boolOr(c.cfg.Sitemaps, true) {
 		return
@@ -363,20 +125,19 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 
 // fetched handles a response: dedup, WARC, extraction, crawl log, outlinks
 // and the acknowledgement.
-func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url.URL, hs *hostState, res *fetch.Result) bool {
+func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url.URL, hs *hostState, res *fetch.Result) next {
 	host := u.Hostname()
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(res.RawBody)))
 	c.metrics.pages.WithLabelValues(strconv.Itoa(res.Status/100) + "xx").Inc()
 	c.metrics.bytes.Add(float64(len(res.RawBody)))
 	c.metrics.fetchDuration.Observe(res.Duration.Seconds())
-	if res.Status >= 500 {
-		c.hostFailed(ctx, host, l.Key, "HTTP "+strconv.Itoa(res.Status))
-	} else {
-		c.hostsMu.Lock()
-		hs.failures = 0
-		c.hostsMu.Unlock()
-	}
+	// Any HTTP answer shows the host is up: a page's own 404, 410 or 500
+	// never counts toward retiring its host (only host-level failures do:
+	// DNS, connect, TLS, timeouts, robots.txt unavailable).
+	c.hostsMu.Lock()
+	hs.failures = 0
+	c.hostsMu.Unlock()
 	e := &crawllog.Entry{
 		Status: res.Status, Size: int64(len(res.RawBody)), MIME: res.MediaType(), Thread: wid,
 		FetchStart: res.Start, FetchDuration: res.Duration,
@@ -394,8 +155,8 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	}
 
 	if res.Skipped {
-		// HEAD-before-GET: an unwanted media type is not downloaded
-		// (seed 001 §5.1); the HEAD is logged, nothing is archived.
+		// HEAD-before-GET: an unwanted media type is not downloaded;
+		// the HEAD is logged, nothing is archived.
 		e.Size = -1
 		e.Annotations = append(e.Annotations, "head:skipped")
 		return c.complete(l, nil, e, -1)
@@ -426,7 +187,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 
 	// Duplicates: identical payload → revisit record; near-identical text
 	// (simhash, Hamming ≤ 3) → annotated. Both count toward the site's
-	// duplicate limit (seed 001 §6: 10).
+	// duplicate limit.
 	digest := dedup.Digest(res.RawBody)
 	e.Digest = digest
 	var revisit *warc.Revisit
@@ -461,7 +222,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		links = page.Links
 	}
 	if res.Redirect != nil && res.Status >= 300 && res.Status < 400 {
-		// Redirects are links (seed 001 §3.4): queued, not followed.
+		// Redirects are links: queued, not followed.
 		if rl, err := extract.Redirect(u, res.Redirect.String()); err == nil {
 			// outlinks takes links normalized with c.norm, as
 			// extract.HTML gives them.
@@ -504,18 +265,20 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		if err != nil {
 			// Not archived: return the URL; it is served again.
 			c.log.Error("WARC write failed", "url", l.URL, "err", err)
-			c.fr.Release(l.URLInfo)
-			return false
+			return next{back: backWARCFailed}
 		}
 		if ok && revisit == nil && len(res.RawBody) > 0 {
 			// Committed by the acker right before the frontier's synced
 			// commit of this page, which makes it durable.
-			_ = c.digestsW.Set([]byte(digest), encodeRevisit(l.URL, res.Start, wr.Response.RecordID))
+			if err := c.digestsW.Set([]byte(digest), encodeRevisit(l.URL, res.Start, wr.Response.RecordID)); err != nil {
+				c.log.Warn("payload digest not kept: a later copy is archived in full", "url", l.URL, "err", err)
+			}
 			c.digestsSeen.Add(digest)
 		}
 	}
-	if res.Status >= 500 {
-		// Archived and logged; tried again later unless out of tries.
+	if transient(res.Status) {
+		// Archived and logged; tried again later unless out of tries
+		// (the last answer is the final status in crawl.log).
 		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d", res.Status), wi)
 	}
 	return c.complete(l, items, e, wi)
@@ -539,7 +302,7 @@ func (c *Crawler) warcMetadata(l frontier.Lease, res *fetch.Result, items []fron
 		f = append(f, warc.Field{Name: "truncated", Value: string(res.TruncReason)})
 	}
 	if src := md1(l.Metadata, mdSrcLoc); src != "" {
-		// REGP: this URL is the crawler copy of srcloc (seed 002 §4.2).
+		// REGP: this URL is the crawler copy of srcloc.
 		f = append(f, warc.Field{Name: "srcloc", Value: src})
 	}
 	if d.NoIndex {
@@ -632,7 +395,7 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		}
 		host := nu.Hostname()
 		if siteStopped && host == srcHost {
-			continue // seed 001 §5.4: stop following links within a trapped site
+			continue // a trapped site: stop following links within it
 		}
 		offHops := 0
 		if !c.scope.inScope(nu) {
@@ -696,10 +459,12 @@ func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
 	case traps.Duplicates:
 		ann = crawllog.AnnotationTrapDuplicates
 	}
-	_ = c.clog.Log(&crawllog.Entry{Status: status, Size: -1, URL: raw, Path: path, Via: l.URL, Annotations: []string{ann}})
+	if err := c.clog.Log(&crawllog.Entry{Status: status, Size: -1, URL: raw, Path: path, Via: l.URL, Annotations: []string{ann}}); err != nil {
+		c.log.Warn("crawl log write failed", "err", err)
+	}
 }
 
-// sitemapItems queues a sitemap's entries (priority high: seed 001 has
+// sitemapItems queues a sitemap's entries (priority high: the crawl order is
 // seeds first, then sitemap entries) and child sitemaps.
 func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *sitemap.Sitemap) []frontier.Item {
 	var items []frontier.Item
@@ -758,10 +523,10 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 // complete hands the URL to the acker: logged and acknowledged
 // (completed) together with its outlinks in one frontier Put, after the
 // WARC writer warcIdx (-1: none) was flushed.
-func (c *Crawler) complete(l frontier.Lease, items []frontier.Item, e *crawllog.Entry, warcIdx int) bool {
+func (c *Crawler) complete(l frontier.Lease, items []frontier.Item, e *crawllog.Entry, warcIdx int) next {
 	c.acks <- &ack{lease: l, items: items, entry: e, warc: warcIdx, done: true,
 		final: frontier.Item{Info: frontier.URLInfo{URL: l.URL, Key: l.Key, CrawlID: l.CrawlID}, Known: true}}
-	return true
+	return acked
 }
 
 // digestLookup returns the revisit target stored for a payload digest,

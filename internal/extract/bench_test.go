@@ -57,7 +57,7 @@ var realWorldPages = []struct{ name, file, base string }{
 
 // BenchmarkPage extracts pages with the crawler's options (cpu-ns/op is
 // the process CPU time per page, see reportCPU). "testweb" is
-// the crawl benchmark's page (issue 5): each op is one page of 40 taken
+// the crawl benchmark's page: each op is one page of 40 taken
 // from testweb's generator (about 2,100 bytes and 15 links each), cycled;
 // the others are the real-world-shaped pages of testdata/.
 func BenchmarkPage(b *testing.B) {
@@ -104,7 +104,7 @@ func BenchmarkPage(b *testing.B) {
 }
 
 // reportCPU adds the process CPU time per op since start ("cpu-ns/op",
-// garbage collection included): the figure issue 5 is about, and steadier
+// garbage collection included): the figure the crawl benchmark watches, and steadier
 // than ns/op on a machine other jobs share.
 func reportCPU(b *testing.B, start time.Duration) {
 	if start > 0 && b.N > 0 {

@@ -27,7 +27,7 @@ var corpusOptions = []struct {
 // TestTestwebCorpusGolden pins the whole output (dump) of every page of a
 // small testweb, hazard sites included, under three option sets: one line
 // per page and option set with a digest of the dump. It guards the fast
-// paths of extraction (seen: issue 5) against any change of output; the
+// paths of extraction (seen in crawl profiles) against any change of output; the
 // digests were recorded with the extractor before those fast paths. On a
 // mismatch the current dump is printed; -update rewrites the file.
 func TestTestwebCorpusGolden(t *testing.T) {

@@ -3,7 +3,7 @@
 // canonical link, the language, the title and the visible text (for
 // near-duplicate detection). It also turns an HTTP redirect into a link,
 // because a crawler that does not follow redirects treats the Location as
-// one more outlink of the response (seed 001 §3.4).
+// one more outlink of the response.
 //
 // Extraction is a pure function of the bytes: no I/O, no state, safe for
 // concurrent use.
@@ -19,7 +19,7 @@
 //
 //	l, err := extract.Redirect(pageURL, resp.Header.Get("Location")) // Hop 'R'
 //
-// What is read (seed 001 §3.4, §4.2):
+// What is read:
 //
 //   - a href, area href (anchor text kept, bounded; area uses alt): hop L
 //   - link href with its rel: stylesheets, icons and preloads are embeds
@@ -45,7 +45,7 @@
 // Links are deduplicated within a page by (URL, hop): the first occurrence
 // wins.
 //
-// Cost (issue 5: a crawl spends a sixth of its CPU here): each page gets
+// Cost (a crawl spends a sixth of its CPU here): each page gets
 // one urlnorm.Resolver, whose fast path resolves the common references
 // (paths, "?query", http(s) URLs) without re-parsing the base or building
 // and re-reading the absolute text; tag names and attributes are read
@@ -61,7 +61,7 @@
 // leniencies browsers apply (tab and newline removed, '\' as '/', stray
 // bytes percent-encoded), then RFC 3986 §6 normalization and fragment
 // removal; only http and https URLs become links. The crawler's heuristics
-// (seed 001 §3.4 rules 8-9, session ids) are its own urlnorm.Options call.
+// (the Viuva Negra report §3.4 rules 8-9, session ids) are its own urlnorm.Options call.
 // Meta robots semantics are package robots' (MetaApplies, ParseDirectives,
 // Directives.Merge).
 package extract

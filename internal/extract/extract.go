@@ -25,7 +25,7 @@ type Hop byte
 const (
 	HopLink        Hop = 'L' // navigation: a, area, link (non-embed), form
 	HopEmbed       Hop = 'E' // needed to render the page: img, frame, stylesheet
-	HopRedirect    Hop = 'R' // HTTP redirect or meta refresh (seed 001 §3.4)
+	HopRedirect    Hop = 'R' // HTTP redirect or meta refresh
 	HopSpeculative Hop = 'X' // found by pattern in a script, may not be a URL
 )
 
@@ -44,10 +44,10 @@ type Options struct {
 	// new pages and cost a fetch each.
 	Images bool
 	// Forms adds the action of GET forms (hop L). Default off: form
-	// submissions without input are mostly noise (seed 001 §4.2).
+	// submissions without input are mostly noise.
 	Forms bool
 	// ScriptURLs adds absolute http(s) URLs found by pattern in inline
-	// scripts (hop X). Default off (seed 001 §4.2: links in JavaScript).
+	// scripts (hop X). Default off (the Viuva Negra report §4.2: links in JavaScript).
 	ScriptURLs bool
 	// TextURLs adds absolute http(s) URLs written in the visible text
 	// (hop L). Default off.
@@ -64,7 +64,7 @@ type Options struct {
 	// counted. Default DefaultMaxLinks (10,000).
 	MaxLinks int
 	// MaxURLLength is the longest absolute URL kept, in bytes; longer ones
-	// are dropped and counted (traps start far lower, seed 001 §6: 200
+	// are dropped and counted (traps start far lower, the Viuva Negra report §6: 200
 	// characters, that is the traps package's call). Default 2048.
 	MaxURLLength int
 	// MaxBytes is the number of body bytes parsed; the rest is ignored and
@@ -135,7 +135,7 @@ type Link struct {
 // (tokens, merging) are package robots'.
 type Directives = robots.Directives
 
-// Structured says which kinds of structured data a page carries (seed 004
+// Structured says which kinds of structured data a page carries (the RDFa spider report
 // §3: a repository of pages that carry RDFa for an indexer).
 type Structured struct {
 	RDFa      bool // an element with property, typeof, vocab or about

@@ -3,7 +3,7 @@ package extract
 import "bytes"
 
 // patternURLs adds the absolute http(s) URLs written out in t, for links
-// hidden in scripts (seed 001 §4.2: "JavaScript-intensive pages") or typed
+// hidden in scripts (the Viuva Negra report §4.2: "JavaScript-intensive pages") or typed
 // as plain text. The pattern is deliberately simple: a scheme followed by
 // characters that may appear in a URL, stopping at quotes, white space and
 // angle brackets; JSON-escaped slashes ("http:\/\/x") are unescaped.

@@ -15,7 +15,7 @@ import (
 // and newline removed, '\' as '/', stray bytes percent-encoded; then RFC
 // 3986 §6 normalization: case, dot segments, default port; fragment
 // removal) plus the heuristics norm turns on (a crawler passes its own,
-// so links are normalized once: seed 001 §3.4 rules 8-9, session ids).
+// so links are normalized once: the Viuva Negra report §3.4 rules 8-9, session ids).
 // norm.MaxLength is set here, from maxLen.
 func newResolver(res *urlnorm.Resolver, base *url.URL, maxLen int, norm urlnorm.Options) {
 	norm.MaxLength = 4 * maxLen
@@ -84,7 +84,7 @@ func httpURL(u *url.URL) bool {
 
 // Redirect turns the Location of a 3xx response into a link with hop R: a
 // crawler that does not follow redirects queues the target like any other
-// outlink (seed 001 §3.4: following them automatically raised duplicates by
+// outlink (the Viuva Negra report §3.4: following them automatically raised duplicates by
 // 26%). base is the URL that answered with the redirect.
 func Redirect(base *url.URL, location string) (Link, error) {
 	if !httpURL(base) {

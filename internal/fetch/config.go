@@ -15,7 +15,7 @@ import (
 // Defaults applied by New for zero Config fields.
 const (
 	// DefaultUserAgent names the crawler, its version and a contact URL
-	// (seed 001 §5.4: "providing its name, software version and the URL of
+	// (the Viuva Negra report §5.4: "providing its name, software version and the URL of
 	// a web page that exposes the purpose of the crawler"). Deployments
 	// should set their own contact.
 	DefaultUserAgent = "courtesy/0.1 (+https://github.com/courtesy-crawler/courtesy)"
@@ -24,9 +24,9 @@ const (
 	// DefaultAcceptEncoding lists the codings Body can be decoded from.
 	DefaultAcceptEncoding = "gzip, deflate, br"
 
-	DefaultConnectTimeout      = 10 * time.Second // seed 001 §6.4: web clients should not wait longer than 10 s
+	DefaultConnectTimeout      = 10 * time.Second // the Viuva Negra report §6.4: web clients should not wait longer than 10 s
 	DefaultTimeout             = 30 * time.Second
-	DefaultMaxBodySize         = 2 << 20 // seed 001 §6: 2 MB
+	DefaultMaxBodySize         = 2 << 20 // the Viuva Negra report §6: 2 MB
 	DefaultMaxDecodedSize      = 8 << 20
 	DefaultMaxIdleConnsPerHost = 4 // 2 (net/http's default) doubled CPU per request in our measurements
 	DefaultMaxIdleConns        = 256
@@ -40,7 +40,7 @@ const (
 
 // DefaultHeadExtensions are the file extensions (lower case, without the
 // dot) whose URLs get a HEAD before the GET when Config.HeadBeforeGet is
-// set: formats that are usually big and never HTML (seed 001 §5.1: "if the
+// set: formats that are usually big and never HTML (the Viuva Negra report §5.1: "if the
 // content is an MP3 file and the selection criteria defines that only HTML
 // pages should be harvested, the content is not downloaded").
 var DefaultHeadExtensions = []string{
@@ -77,15 +77,15 @@ type Config struct {
 	// the TLS handshake. Default 10 s.
 	ConnectTimeout time.Duration
 	// Timeout bounds a whole fetch, from dialing to the last body byte
-	// (seed 001 §6 used 60 s; §6.4 found that too long). A response whose
+	// (the Viuva Negra report §6 used 60 s; §6.4 found that too long). A response whose
 	// headers arrived is returned truncated (TruncTime) when the timeout
 	// hits during the body; earlier it is an error of KindTimeout.
 	// Default 30 s.
 	Timeout time.Duration
 
 	// MaxBodySize caps RawBody, the body as transferred, in bytes; the rest
-	// is not read and the result is marked TruncSize, not an error (seed
-	// 001 §6: 2 MB). Default 2 MiB.
+	// is not read and the result is marked TruncSize, not an error (the Viuva Negra report
+	// §6: 2 MB). Default 2 MiB.
 	MaxBodySize int64
 	// MaxDecodedSize caps Body, the decoded content, in bytes, against
 	// decompression bombs; reaching it marks the result TruncSize.
@@ -128,7 +128,7 @@ type Config struct {
 
 	// DisableCookies stops accepting and sending cookies. Default false:
 	// cookies are kept per site (registrable domain), because sites that
-	// cannot set cookies put session ids in URLs (seed 001 §5.4: 27% of
+	// cannot set cookies put session ids in URLs (the Viuva Negra report §5.4: 27% of
 	// URLs had session ids without cookies, 3.5% with).
 	DisableCookies bool
 	// CookieSites caps the sites whose cookies are kept (least recently
@@ -137,7 +137,7 @@ type Config struct {
 
 	// HeadBeforeGet sends a HEAD before the GET of a URL whose extension
 	// is in HeadExtensions, and skips the GET when the Content-Type is not
-	// in WantedTypes (seed 001 §5.1). Default false.
+	// in WantedTypes. Default false.
 	HeadBeforeGet bool
 	// HeadExtensions lists extensions (lower case, no dot) that trigger the
 	// HEAD. Nil means DefaultHeadExtensions.

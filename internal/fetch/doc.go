@@ -1,4 +1,4 @@
-// Package fetch is the crawler's HTTP client (issue 5 "Fetcher"): one
+// Package fetch is the crawler's HTTP client: one
 // request per call, no redirects followed, bounded in time and size, with
 // the bytes kept as transferred for WARC records. The politeness gate is
 // not in here: the crawler asks the gate, then calls Fetch.
@@ -16,8 +16,8 @@
 //
 // What a Client does on every request:
 //
-//   - sends an identifying User-Agent (name, version, contact URL; seed
-//     001 §5.4), Accept, and Accept-Encoding "gzip, deflate, br" (its own,
+//   - sends an identifying User-Agent (name, version, contact URL; the Viuva Negra report
+//     §5.4), Accept, and Accept-Encoding "gzip, deflate, br" (its own,
 //     with net/http's transparent decompression off);
 //   - speaks HTTP/1.1, and HTTP/2 over TLS when the server offers it;
 //     keeps at least 4 idle connections per host; http:// GETs and HEADs
@@ -26,16 +26,16 @@
 //   - dials through the --resolve rules (internal/resolve), then a DNS
 //     cache with a TTL, a negative TTL and an LRU size bound;
 //   - keeps cookies per site (registrable domain), bounded, so that sites
-//     do not fall back to session ids in URLs (seed 001 §5.4);
+//     do not fall back to session ids in URLs;
 //   - bounds connect time (10 s), total time (30 s; a body cut by it is
-//     returned truncated), raw body size (2 MB, seed 001 §6, truncation
+//     returned truncated), raw body size (2 MB, the Viuva Negra report §6, truncation
 //     recorded, not an error) and decoded size (decompression bombs);
 //   - returns 3xx responses as they are, with the Location resolved in
-//     Result.Redirect: the crawler queues it as a link (seed 001 §3.4);
+//     Result.Redirect: the crawler queues it as a link;
 //   - optionally sends a HEAD first for URLs whose extension suggests a
-//     non-HTML format and skips the GET when the type is not wanted (seed
-//     001 §5.1).
+//     non-HTML format and skips the GET when the type is not wanted (the Viuva Negra report
+//     §5.1).
 //
-// Per request, the REGP directives Language, Encoding and Cookie (seed 002
+// Per request, the REGP directives Language, Encoding and Cookie (REGP
 // §3.2.9-3.2.10) are passed in Request.
 package fetch

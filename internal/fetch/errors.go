@@ -20,7 +20,7 @@ const (
 	// an HTTP/2 protocol error, ...).
 	KindOther Kind = iota
 	// KindDNS: the host name did not resolve (unknown, or the DNS server
-	// failed). Seed 001 §3.4: unregistered sites.
+	// failed). The Viuva Negra report §3.4: unregistered sites.
 	KindDNS
 	// KindConnect: no TCP connection (refused, unreachable, or the connect
 	// timeout passed).

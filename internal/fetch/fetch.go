@@ -53,14 +53,14 @@ type Request struct {
 	// User-Agent and Cookie cannot be set here.
 	Header http.Header
 	// AcceptLanguage is sent as Accept-Language when not empty: the REGP
-	// "Language" directive (seed 002 §3.2.9).
+	// "Language" directive.
 	AcceptLanguage string
 	// AcceptEncoding replaces DefaultAcceptEncoding when not empty: the
-	// REGP "Encoding" directive (seed 002 §3.2.9). A coding Body cannot be
+	// REGP "Encoding" directive. A coding Body cannot be
 	// decoded from gives TruncDecode.
 	AcceptEncoding string
 	// Cookie is sent in the Cookie header after the jar's cookies: the
-	// REGP "Cookie" directive (seed 002 §3.2.10), e.g. "visitor=crawler".
+	// REGP "Cookie" directive, e.g. "visitor=crawler".
 	Cookie string
 	// NoHeadCheck skips Config.HeadBeforeGet for this request.
 	NoHeadCheck bool
@@ -74,7 +74,7 @@ type SentRequest struct {
 	Header http.Header
 }
 
-// Result is one HTTP exchange. Redirects are not followed (seed 001 §3.4:
+// Result is one HTTP exchange. Redirects are not followed (the Viuva Negra report §3.4:
 // a redirect is a link), so URL is the URL requested.
 type Result struct {
 	URL    *url.URL
@@ -478,7 +478,7 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 		switch {
 		case err == nil:
 		case errors.Is(context.Cause(ctx), errTimeout):
-			// Seed 001 §5.4: a time limit per URL; what arrived is kept.
+			// The Viuva Negra report §5.4: a time limit per URL; what arrived is kept.
 			trunc = TruncTime
 		default:
 			own := errors.Is(context.Cause(ctx), errTimeout)

@@ -233,7 +233,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 		hits.Add(1)
 		switch r.URL.Path {
 		case "/dir":
-			// Seed 001 §3.4: "www.somesite.com/dir" → 301 ".../dir/".
+			// The Viuva Negra report §3.4: "www.somesite.com/dir" → 301 ".../dir/".
 			w.Header().Set("Location", "/dir/")
 			w.WriteHeader(http.StatusMovedPermanently)
 		case "/rel/a/b":

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Read-ahead of queue entries (issue 5).
+// Read-ahead of queue entries.
 //
 // Get serves each queue it visits from the store: one iterator positioned
 // on the queue's entries (a seek through every memtable and level). The

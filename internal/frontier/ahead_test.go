@@ -395,7 +395,7 @@ func TestReadAheadHits(t *testing.T) {
 				return
 			}
 			// Each store read hands out one URL and keeps k more: at most
-			// ceil(20/(k+1))+1 reads, within the ceil(20/k)+1 of issue 5.
+			// ceil(20/(k+1))+1 reads, within the ceil(20/k)+1 read-ahead bound.
 			if want := uint64((urls+k)/(k+1) + 1); reads > want {
 				t.Errorf("store reads = %d, want at most %d", reads, want)
 			}

@@ -118,7 +118,7 @@ func benchFrontier(b *testing.B) (*Frontier, *kv.DB) {
 	return f, db
 }
 
-// BenchmarkGetCrawl models the crawler's use of Get (issue 5): 2,000
+// BenchmarkGetCrawl models the crawler's use of Get: 2,000
 // queues of 50 URLs each, flushed to sstables; each Get asks for up to 8
 // queues (the crawl loop gathers up to 8 free workers) with
 // MaxURLsPerQueue 1; the injected clock advances 1 ms per Get and every

@@ -1,7 +1,7 @@
 // Package frontier is Courtesy's embedded, persistent URL frontier: the
-// URL-seen test, per-host queues (site partitioning, seed 001 §3.3) with
+// URL-seen test, per-host queues (site partitioning, the Viuva Negra report §3.3) with
 // priorities and due times, and leases for URLs handed out. It is shaped so
-// that the URLFrontier v2 API (seed 003; ../shared/reference/urlfrontier-api.md)
+// that the URLFrontier v2 API
 // maps onto it without change:
 //
 //	URLFrontier             frontier

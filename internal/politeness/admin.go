@@ -40,7 +40,7 @@ func (g *Gate) delays(ctx context.Context, key string, view *robotsView, now tim
 		if r, ok := view.group.RequestRate(now); ok {
 			d.Rate = min(max(r.Interval(), 0), g.cfg.MaxRateInterval)
 		}
-		// REGP Ip-delay / Ip-rate (seed 002 §3.2.6-7) space requests from
+		// REGP Ip-delay / Ip-rate space requests from
 		// our own address, which every request of this gate uses.
 		if ip := view.group.IPInterval(now); ip > 0 {
 			d.Rate = max(d.Rate, min(ip, g.cfg.MaxRateInterval))
@@ -98,7 +98,7 @@ func (g *Gate) putDelay(ctx context.Context, e DelayEntry) error {
 	return nil
 }
 
-// noteRobotsDelay records the robots delay of key (seed 000 §5.6) when it
+// noteRobotsDelay records the robots delay of key when it
 // changed.
 func (g *Gate) noteRobotsDelay(ctx context.Context, key string, v *robotsView, now time.Time) error {
 	d, err := g.delays(ctx, key, v, now)
@@ -131,7 +131,7 @@ func checkKey(key string) error {
 	return nil
 }
 
-// SetDelay sets key's manual delay (seed 000 §5.6, the admin API). With
+// SetDelay sets key's manual delay. With
 // override it wins even over a larger robots Crawl-delay. d is 0..24h.
 func (g *Gate) SetDelay(ctx context.Context, key string, d time.Duration, override bool) error {
 	if err := checkKey(key); err != nil {

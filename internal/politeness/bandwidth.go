@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Bandwidth classes (seed 000 §4.5: "The download speed can easily be
+// Bandwidth classes (the polite-proxy thesis: "The download speed can easily be
 // calculated by dividing the size of downloaded page through the time
 // needed ... [it] then can be used to classify domains and to use suitable
 // crawl delays for each group"). Each successful fetch reported to

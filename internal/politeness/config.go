@@ -24,17 +24,17 @@ type Config struct {
 	// UserAgent is the User-Agent header of robots.txt fetches. Default
 	// "courtesy (+https://github.com/courtesy-crawler/courtesy)".
 	UserAgent string `yaml:"user-agent"`
-	// DefaultDelay is the gap after a fetch for keys with no manual delay
-	// (seed 000 §4.2). Default 1s; negative means no delay. SetDefaultDelay
+	// DefaultDelay is the gap after a fetch for keys with no manual
+	// delay. Default 1s; negative means no delay. SetDefaultDelay
 	// changes it at runtime (persisted in the DelayStore).
 	DefaultDelay time.Duration `yaml:"default-delay"`
-	// Delays are manual per-key delays from the config file (seed 000
-	// Listing 9). They are a layer under the admin API's: a delay set with
+	// Delays are manual per-key delays from the config file (the
+	// `domains` list of FileConfig). They are a layer under the admin API's: a delay set with
 	// SetDelay wins; DeleteDelay brings the file's back. Gate.SetConfigDelays
 	// replaces them when the file changes.
 	Delays []DelayRule `yaml:"delays"`
 	// MaxInFlight is the number of fetches one key may have in flight.
-	// Default 1 (seed 000 §4.2).
+	// Default 1.
 	MaxInFlight int `yaml:"max-in-flight"`
 	// MaxCrawlDelay caps robots Crawl-delay, so one robots.txt cannot
 	// stall a host forever. Default 30s.
@@ -47,12 +47,12 @@ type Config struct {
 	AdaptiveFactor float64 `yaml:"adaptive-factor"`
 	// MaxAdaptiveDelay caps the adaptive delay. Default 1m.
 	MaxAdaptiveDelay time.Duration `yaml:"max-adaptive-delay"`
-	// Popularity scales the default delay of popular domains (seed 000
-	// §4.5; popularity.go has the rules). Off by default. New reads the
+	// Popularity scales the default delay of popular domains
+	// (popularity.go has the rules). Off by default. New reads the
 	// list file; Gate.SetConfigPopularity reloads it.
 	Popularity PopularityConfig `yaml:"popularity"`
 	// Bandwidth scales the default delay by the measured download rate
-	// of a key (seed 000 §4.5; bandwidth.go). Off by default.
+	// of a key. Off by default.
 	// Gate.SetConfigBandwidth replaces it.
 	Bandwidth BandwidthConfig `yaml:"bandwidth"`
 	// BackoffBase is the first backoff after a 429/503 without
@@ -105,11 +105,10 @@ const (
 
 // RobotsConfig tunes the robots.txt cache.
 type RobotsConfig struct {
-	// TTL is how long a fetched robots.txt is used (RFC 9309 §2.4, seed 000
-	// §5.5). Default 24h.
+	// TTL is how long a fetched robots.txt is used (RFC 9309 §2.4). Default 24h.
 	TTL time.Duration `yaml:"ttl"`
 	// NegativeTTL is how long a 4xx answer (no robots.txt: allow all; or
-	// 401/403) is cached before asking again (seed 004 §3.2.2). Default 6h.
+	// 401/403) is cached before asking again. Default 6h.
 	NegativeTTL time.Duration `yaml:"negative-ttl"`
 	// RetryBase is the wait before asking again after a 5xx, 429 or network
 	// error; it doubles per consecutive failure. Default 1m.
@@ -120,7 +119,7 @@ type RobotsConfig struct {
 	// robots.txt is unavailable (RFC 9309 §2.3.1.4). Default 720h (30 days).
 	StaleMax time.Duration `yaml:"stale-max"`
 	// Unauthorized says what 401/403 means: "disallow" (default, the 1996
-	// draft, seeds 000 and 002) or "allow" (RFC 9309 §2.3.1.3).
+	// draft) or "allow" (RFC 9309 §2.3.1.3).
 	Unauthorized string `yaml:"unauthorized"`
 	// MaxRedirects is how many redirects are followed (RFC 9309 §2.3.1.2
 	// asks for at least five). Default 5; more than that means allow all.

@@ -57,15 +57,20 @@ type Decision struct {
 	// disallow mode), otherwise the time until the blocking condition
 	// lifts at the earliest.
 	RetryAfter time.Duration
-	// Delays is the delay breakdown in force for the key.
+	// NextAllowed is when asking again may succeed: the time of the
+	// decision when Allowed, that time plus RetryAfter otherwise, zero
+	// when RetryAfter is Never. A host scheduler (the crawler's frontier)
+	// holds the key's queue until then.
+	NextAllowed time.Time
+	// Delays is the delay breakdown in force for the key and this URL.
 	Delays Delays
 	// Detail is a human sentence for logs and the verbose service's
-	// `error` field (seed 000 Listing 8); "" when Allowed.
+	// `error` field (the verbose politeness service); "" when Allowed.
 	Detail string
 }
 
 // RetryAfterMillis is RetryAfter in whole milliseconds, rounded up, for
-// seed 000 Listing 8's `retryAfter`: -1 when no delay applies (allowed, or
+// the verbose politeness service's `retryAfter`: -1 when no delay applies (allowed, or
 // waiting does not help).
 func (d Decision) RetryAfterMillis() int64 {
 	if d.Allowed || d.RetryAfter < 0 {
@@ -74,7 +79,7 @@ func (d Decision) RetryAfterMillis() int64 {
 	return int64((d.RetryAfter + time.Millisecond - 1) / time.Millisecond)
 }
 
-// Delays is the breakdown of a key's effective delay (seed 000 §5.6 keeps
+// Delays is the breakdown of a key's effective delay (the polite-proxy thesis keeps
 // the manual, robots and current delays apart).
 type Delays struct {
 	// Configured is the manual delay of the key, else the default delay
@@ -109,19 +114,71 @@ type Delays struct {
 	Adaptive time.Duration
 	// Backoff is what remains of the 429/503 backoff; 0 when none.
 	Backoff time.Duration
+	// Path is the Crawl-delay or Request-rate interval that a REGP nested
+	// block gives the asked URL's path (capped at Config.MaxCrawlDelay);
+	// 0 when none, when the URL is not known (Status), or when Override.
+	// It spaces a fetch of that path from the end of the key's last
+	// fetch, whatever that fetch was; it does not hold the key for
+	// other paths, so it is not part of Effective.
+	Path time.Duration
 	// Effective is the gap enforced after the end of a fetch: the largest
 	// of Configured, Robots, Rate and Adaptive (only Configured when
 	// Override). Backoff is applied on top, as a time the key is closed.
 	Effective time.Duration
+	// Source names the part that sets the gap this URL waits for, the
+	// larger of Effective and Path.
+	Source DelaySource
 }
 
-// effectiveDelay fills in d.Effective from the other fields (issue 2 §4).
+// DelaySource names the part of Delays that sets the gap.
+type DelaySource string
+
+const (
+	// SourceDefault: the default delay (possibly scaled by popularity or
+	// bandwidth).
+	SourceDefault DelaySource = "default"
+	// SourceManual: the key's manual delay (SetDelay or the config file).
+	SourceManual DelaySource = "manual"
+	// SourceCrawlDelay: the robots.txt Crawl-delay.
+	SourceCrawlDelay DelaySource = "crawl-delay"
+	// SourceRequestRate: the robots.txt Request-rate (or REGP Ip-delay,
+	// Ip-rate).
+	SourceRequestRate DelaySource = "request-rate"
+	// SourceAdaptive: AdaptiveFactor times the last fetch's duration.
+	SourceAdaptive DelaySource = "adaptive"
+	// SourcePath: a REGP nested block's delay for the URL's path.
+	SourcePath DelaySource = "path"
+)
+
+// Gap is the spacing the asked URL needs after the end of the key's last
+// fetch: Effective, or Path when larger.
+func (d Delays) Gap() time.Duration { return max(d.Effective, d.Path) }
+
+// effectiveDelay fills in d.Effective and d.Source from the other fields.
+// A forced manual delay (Override) is final; otherwise the largest of the
+// configured delay and the delays the site and its answers ask for wins,
+// so no source can make the crawler faster than another allows.
 func effectiveDelay(d Delays) Delays {
+	configured := SourceDefault
+	if d.Manual {
+		configured = SourceManual
+	}
 	if d.Override {
-		d.Effective = d.Configured
+		d.Path = 0
+		d.Effective, d.Source = d.Configured, configured
 		return d
 	}
 	d.Effective = max(d.Configured, d.Robots, d.Rate, d.Adaptive)
+	d.Source = configured
+	for _, c := range []struct {
+		v   time.Duration
+		src DelaySource
+	}{{d.Robots, SourceCrawlDelay}, {d.Rate, SourceRequestRate}, {d.Adaptive, SourceAdaptive}, {d.Path, SourcePath}} {
+		if c.v > d.Configured && c.v == d.Gap() {
+			d.Source = c.src
+			break
+		}
+	}
 	return d
 }
 

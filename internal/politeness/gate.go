@@ -27,6 +27,7 @@ type Gate struct {
 	dstore DelayStore
 	client *http.Client
 	obs    Observer
+	stored func(origin string)
 	now    func() time.Time
 	sf     singleflight.Group
 
@@ -80,7 +81,7 @@ func New(cfg Config, b Backend) (*Gate, error) {
 	}
 	cfg = cfg.withDefaults()
 	cfg.Robots.Unauthorized = strings.ToLower(cfg.Robots.Unauthorized)
-	g := &Gate{cfg: cfg, state: b.State, rstore: b.Robots, dstore: b.Delays, obs: b.Observer, now: b.Now}
+	g := &Gate{cfg: cfg, state: b.State, rstore: b.Robots, dstore: b.Delays, obs: b.Observer, stored: b.RobotsStored, now: b.Now}
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -95,6 +96,9 @@ func New(cfg Config, b Backend) (*Gate, error) {
 	}
 	if g.obs == nil {
 		g.obs = nopObserver{}
+	}
+	if g.stored == nil {
+		g.stored = func(string) {}
 	}
 	g.client = robotsClient(b.HTTPClient)
 	g.mu.robots = make(map[string]*robotsView)
@@ -255,8 +259,26 @@ func (g *Gate) Wait(ctx context.Context, u *url.URL, opts ...AskOption) (*Permit
 	}
 }
 
-// ask is the common path of Try, Peek and Wait.
+// ask is the common path of Try, Peek and Wait: decide, then say when
+// asking again may succeed.
 func (g *Gate) ask(ctx context.Context, t target, dry bool, opts []AskOption) (*Permit, Decision, error) {
+	now := g.now()
+	p, d, err := g.decide(ctx, t, dry, opts)
+	switch {
+	case err != nil:
+	case d.Allowed:
+		d.NextAllowed = now
+	case d.RetryAfter >= 0:
+		d.NextAllowed = now.Add(d.RetryAfter)
+	}
+	if p != nil {
+		p.decision = d
+	}
+	return p, d, err
+}
+
+// decide answers one ask: robots.txt, visit windows, then the key's slot.
+func (g *Gate) decide(ctx context.Context, t target, dry bool, opts []AskOption) (*Permit, Decision, error) {
 	ao := askOptions{lease: g.cfg.Lease}
 	for _, o := range opts {
 		o(&ao)
@@ -300,7 +322,22 @@ func (g *Gate) ask(ctx context.Context, t target, dry bool, opts []AskOption) (*
 	if err != nil {
 		return nil, d, err
 	}
+	delays = effectiveDelay(g.withPath(delays, view, t.path, now))
 	return g.acquire(ctx, t, delays, ao.lease, dry)
+}
+
+// withPath sets d.Path: REGP lets robots.txt give some paths their own
+// Crawl-delay or Request-rate (nested blocks); a URL of such a path waits
+// for it after the end of the key's last fetch, when it asks for more
+// than the key's own delay.
+func (g *Gate) withPath(d Delays, view *robotsView, path string, now time.Time) Delays {
+	if view == nil || view.blocked || view.group == nil || path == "" {
+		return d
+	}
+	if need := min(view.group.MinInterval(path, now), g.cfg.MaxCrawlDelay); need > max(d.Robots, d.Rate) {
+		d.Path = need
+	}
+	return d
 }
 
 // acquire asks the State for a slot of t.key under delays.
@@ -313,7 +350,7 @@ func (g *Gate) acquireGrant(ctx context.Context, t target, delays Delays, lease 
 	d := Decision{URL: t.url, Key: t.key}
 	base := delays.Configured
 	if !delays.Override {
-		base = max(delays.Configured, delays.Robots, delays.Rate)
+		base = max(delays.Configured, delays.Robots, delays.Rate, delays.Path)
 	}
 	req := AcquireRequest{Limit: g.cfg.MaxInFlight, Delay: base, Override: delays.Override, Lease: lease, DryRun: dry}
 	if !dry {
@@ -354,7 +391,7 @@ func (g *Gate) acquireGrant(ctx context.Context, t target, delays Delays, lease 
 		return nil, d, gr, nil
 	}
 	now := g.now()
-	p := &Permit{g: g, key: t.key, id: req.LeaseID, granted: now, deadline: now.Add(lease), decision: d}
+	p := &Permit{g: g, key: t.key, origin: t.origin, id: req.LeaseID, granted: now, deadline: now.Add(lease), decision: d}
 	return p, d, gr, nil
 }
 
@@ -371,11 +408,17 @@ func newLeaseID() string {
 type Permit struct {
 	g        *Gate
 	key      string
+	origin   string
 	id       string
 	granted  time.Time
 	deadline time.Time
 	decision Decision
 	ended    atomic.Bool
+	// endedAt and status are set by the first Done (status -1 for a
+	// Release); Next reads them. The holder calls Done or Release, then
+	// Next, from one goroutine: Next is not for concurrent use with them.
+	endedAt time.Time
+	status  int
 }
 
 // Key returns the politeness key the permit is for.
@@ -397,6 +440,7 @@ func (p *Permit) Done(o Outcome) error {
 		return nil
 	}
 	g := p.g
+	p.endedAt, p.status = g.now(), o.Status
 	dur := o.Duration
 	if dur <= 0 {
 		dur = g.now().Sub(p.granted)
@@ -422,7 +466,34 @@ func (p *Permit) Release() error {
 	if !p.ended.CompareAndSwap(false, true) {
 		return nil
 	}
+	p.endedAt, p.status = p.g.now(), -1
 	return p.release(ReleaseRequest{LeaseID: p.id})
+}
+
+// Next returns, after Done or Release, when the permit's key opens for
+// its next fetch as the gate decides it: one effective delay after the end
+// of the fetch, or later when a 429 or 503 answer grew the key's backoff
+// (or, after Release, whatever held the key before). A host scheduler
+// holds the key's queue until then, so that nothing is asked of the gate
+// that it would refuse. Before Done or Release it returns the grant time.
+// Done, Release and Next are meant to be called by the permit's holder,
+// one after the other.
+func (p *Permit) Next(ctx context.Context) (time.Time, error) {
+	if !p.ended.Load() {
+		return p.granted, nil
+	}
+	if p.status != http.StatusTooManyRequests && p.status != http.StatusServiceUnavailable && p.status >= 0 {
+		return p.endedAt.Add(p.decision.Delays.Effective), nil
+	}
+	st, err := p.g.Status(ctx, p.key, p.origin)
+	if err != nil {
+		return p.endedAt.Add(p.decision.Delays.Effective), err
+	}
+	next := p.endedAt.Add(p.decision.Delays.Effective)
+	if st.NextAllowed.After(next) {
+		next = st.NextAllowed
+	}
+	return next, nil
 }
 
 func (p *Permit) release(req ReleaseRequest) error {

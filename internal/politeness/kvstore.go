@@ -127,7 +127,7 @@ func DecodeDelayEntry(v []byte) (DelayEntry, error) {
 }
 
 // KVDelayStore is the embedded DelayStore (durable writes: the operator's
-// delays must survive a crash, seed 000 §5.6).
+// delays must survive a crash).
 type KVDelayStore struct {
 	db *kv.DB
 	b  *kv.Bucket

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 )
 
-// Popularity tiers (seed 000 §4.5: "a crawler can use a smaller delay
+// Popularity tiers (the polite-proxy thesis: "a crawler can use a smaller delay
 // between requests the higher the score"; popular domains serve millions
 // of users and barely notice a crawler). A ranked list of domains (a top
 // list such as Tranco, Majestic Million or Cisco Umbrella stands in for the

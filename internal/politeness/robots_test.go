@@ -154,7 +154,7 @@ func TestRobotsAccessResults(t *testing.T) {
 				}
 			} else {
 				// The robots.txt fetch took the slot: the first page comes
-				// one delay later (issue 2 §4).
+				// one delay later.
 				if d.Reason != politeness.ReasonDelay || d.RetryAfter != time.Second {
 					t.Fatalf("/page: %v %v (%s), want delay 1s after the robots.txt fetch", d.Reason, d.RetryAfter, d.Detail)
 				}

@@ -15,6 +15,9 @@ import (
 // robotsView is a RobotsEntry made ready to answer: the rules in force.
 type robotsView struct {
 	entry RobotsEntry
+	// file is the robots.txt in force, parsed once here (AllowAll,
+	// DisallowAll for the synthetic answers); group is our agent's group.
+	file  *robots.File
 	group *robots.Group
 	// blocked: everything is disallowed (unavailable with no usable good
 	// copy, or 401/403 in disallow mode).
@@ -55,19 +58,23 @@ func robotsClient(c *http.Client) *http.Client {
 // buildView turns an entry into the rules in force at now.
 func (g *Gate) buildView(e RobotsEntry, now time.Time) *robotsView {
 	v := &robotsView{entry: e}
+	// The file's own URL resolves relative Sitemap lines; the egress
+	// addresses in ParseOptions make Ip-allow and Ip-disallow match.
+	opts := g.cfg.ParseOptions
+	opts.URL = e.Origin + "/robots.txt"
 	switch e.Result {
 	case RobotsOK:
-		v.group = robots.ParseOptions(e.Body, g.cfg.ParseOptions).Group(g.cfg.Agent)
+		v.file = robots.ParseOptions(e.Body, opts)
 	case RobotsUnauthorized:
 		if g.cfg.Robots.Unauthorized == UnauthorizedAllow {
-			v.group = robots.AllowAll().Group(g.cfg.Agent)
+			v.file = robots.AllowAll()
 			break
 		}
 		v.blocked = true
-		v.why = fmt.Sprintf("robots.txt of %s answered %d: all URLs disallowed (seed 000 §4.3)", e.Origin, e.Status)
+		v.why = fmt.Sprintf("robots.txt of %s answered %d: all URLs disallowed (401/403 read as \"disallow all\")", e.Origin, e.Status)
 	case RobotsUnavailable:
 		if len(e.Good) > 0 && now.Sub(e.GoodFetched) <= g.cfg.Robots.StaleMax {
-			v.group = robots.ParseOptions(e.Good, g.cfg.ParseOptions).Group(g.cfg.Agent)
+			v.file = robots.ParseOptions(e.Good, opts)
 			v.staleUntil = e.GoodFetched.Add(g.cfg.Robots.StaleMax)
 			break
 		}
@@ -79,11 +86,12 @@ func (g *Gate) buildView(e RobotsEntry, now time.Time) *robotsView {
 		}
 		v.why = fmt.Sprintf("robots.txt of %s unavailable (%s): all URLs disallowed until it can be fetched (RFC 9309 §2.3.1.4)", e.Origin, what)
 	default: // RobotsNotFound and anything unknown read from a store
-		v.group = robots.AllowAll().Group(g.cfg.Agent)
+		v.file = robots.AllowAll()
 	}
 	if v.blocked {
-		v.group = robots.DisallowAll().Group(g.cfg.Agent)
+		v.file = robots.DisallowAll()
 	}
+	v.group = v.file.Group(g.cfg.Agent)
 	return v
 }
 
@@ -96,13 +104,19 @@ func (g *Gate) cachedView(ctx context.Context, origin string, now time.Time) *ro
 
 // loadView returns the origin's view from memory, else from the store.
 func (g *Gate) loadView(ctx context.Context, origin string, now time.Time) (*robotsView, error) {
+	return g.readView(ctx, origin, now, false)
+}
+
+// readView is loadView; latest reads the store even when the copy in
+// memory is fresh, to see a fetch by another process (or gate) at once.
+func (g *Gate) readView(ctx context.Context, origin string, now time.Time, latest bool) (*robotsView, error) {
 	if origin == "" {
 		return nil, nil
 	}
 	g.mu.Lock()
 	v := g.mu.robots[origin]
 	g.mu.Unlock()
-	if v.fresh(now) {
+	if v.fresh(now) && !latest {
 		return v, nil
 	}
 	e, err := g.rstore.GetRobots(ctx, origin)
@@ -226,6 +240,7 @@ func (g *Gate) refreshRobots(ctx context.Context, t target, old *robotsView) (re
 	v := g.buildView(e, g.now())
 	g.cacheView(v)
 	g.obs.RobotsFetched(t.origin, e.Result, e.Result == RobotsUnavailable && !v.blocked, took)
+	g.stored(t.origin)
 	if err := g.noteRobotsDelay(ctx, t.key, v, g.now()); err != nil {
 		return refreshed{}, err
 	}
@@ -276,6 +291,7 @@ func (g *Gate) keepRedirectTarget(ctx context.Context, origin string, fr fetchRe
 	v := g.buildView(e, now)
 	g.cacheView(v)
 	g.obs.RobotsFetched(other, e.Result, e.Result == RobotsUnavailable && !v.blocked, took)
+	g.stored(other)
 	return g.noteRobotsDelay(ctx, t.key, v, now)
 }
 

@@ -71,8 +71,7 @@ func (g *Gate) SetConfigBandwidth(c BandwidthConfig) error {
 // process is tracking.
 func (g *Gate) BandwidthHosts() int { return g.meter.len() }
 
-// scale applies popularity and bandwidth to key's default delay def (seed
-// 000 §4.5). Only the default delay is scaled: callers use it when the key
+// scale applies popularity and bandwidth to key's default delay def. Only the default delay is scaled: callers use it when the key
 // has no manual delay.
 func (g *Gate) scale(key string, def time.Duration, now time.Time) (time.Duration, PopularityInfo, BandwidthInfo) {
 	var (

@@ -64,7 +64,7 @@ type RobotsStore interface {
 	DeleteRobots(ctx context.Context, origin string) error
 }
 
-// DelayEntry is the stored delay configuration of one key (seed 000 §5.6:
+// DelayEntry is the stored delay configuration of one key (the polite-proxy thesis:
 // manual and robots delays kept apart).
 type DelayEntry struct {
 	// Key is the politeness key; DefaultDelayKey holds the default delay.
@@ -140,7 +140,14 @@ type Backend struct {
 	HTTPClient *http.Client
 	// Observer receives events; nil discards them.
 	Observer Observer
-	// Now is the clock for robots expiry and Permit deadlines; nil means
-	// time.Now. (State uses its own clock.)
+	// RobotsStored, when set, is called with the origin after every
+	// robots.txt result the gate stores (fetched, redirected to, failed):
+	// the hook for a caller that keeps state derived from the file (the
+	// crawler's host map re-reads Host and Mirror-site lines). It must
+	// not block.
+	RobotsStored func(origin string)
+	// Now is the clock for robots expiry and Permit deadlines, and of the
+	// memory State made when State is nil; nil means time.Now. (Other
+	// States keep their own clock: Redis uses the server's.)
 	Now func() time.Time
 }

@@ -8,7 +8,7 @@ import (
 
 // Directives are the page-level rules of a robots meta tag
 // (`<meta name="robots" content="noindex, nofollow">`) or an X-Robots-Tag
-// header (seed 000 §4.3: "use the more restricting directives"). The zero
+// header (the polite-proxy thesis §4.3: "use the more restricting directives"). The zero
 // value restricts nothing. Finding the tags in HTML is the extract
 // package's job; this is their meaning.
 type Directives struct {
@@ -200,7 +200,7 @@ func parseUnavailable(v string) (time.Time, bool) {
 
 // MetaApplies reports whether a meta tag with this name attribute speaks to
 // the crawler with product token agent: `robots` addresses every crawler,
-// otherwise the name must be the token (case-insensitive; seed 000 §4.3).
+// otherwise the name must be the token (case-insensitive; the polite-proxy thesis §4.3).
 func MetaApplies(name, agent string) bool {
 	name = strings.TrimSpace(name)
 	return strings.EqualFold(name, "robots") || agent != "" && strings.EqualFold(name, agent)

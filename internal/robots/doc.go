@@ -19,7 +19,7 @@
 // Two dialects are understood. RFC 9309 (2022) is the default, with the
 // common extensions Crawl-delay, Sitemap, Host, Request-rate and
 // Visit-time. A file whose first line is `Robot-version: 3.0` (or higher)
-// is read as REGP, the Robots Exclusion and Guidance Protocol of seed 002:
+// is read as REGP, the Robots Exclusion and Guidance Protocol:
 // `##` comments, nested `{ }` blocks, substring User-agent matching, the
 // last matching rule wins with the implicit defaults of §3.2.5, blank lines
 // end groups and a global command section follows them, and the directives
@@ -27,7 +27,7 @@
 // Encoding, Charset, Cookie, Mirror-site, Index-page, Change-* and
 // Last-modified. See docs/robots.md for the full list of decisions.
 //
-// Broken files are the norm (seed 001 §4.1 found 64 % of robots.txt files
+// Broken files are the norm (the Viuva Negra report §4.1 found 64 % of robots.txt files
 // non-compliant): unknown or malformed lines are skipped and listed by
 // File.Problems with their line numbers, typos that the RFC 9309 reference
 // parser accepts (`Dissallow`, `User agent`, a missing colon) are read, and

@@ -220,7 +220,7 @@ var typos = map[string]string{
 	"robot_version": "robot-version", "robots-version": "robot-version",
 }
 
-// regpOnly are the directives of seed 002 that RFC 9309 files do not get:
+// regpOnly are the directives of REGP that RFC 9309 files do not get:
 // they are honoured only after `Robot-version: 3.0`.
 var regpOnly = map[string]bool{
 	"last-modified": true, "ip-allow": true, "ip-disallow": true, "ip-delay": true,

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Tests for seed 002 (REGP): every table and example of §3-§5 is a case,
+// Tests for REGP: every table and example of §3-§5 is a case,
 // named after its table or section.
 
 func readFixture(t *testing.T, name string) []byte {

@@ -31,7 +31,7 @@ const (
 	// RFC9309 is the standard of 2022, with the common extensions
 	// (Crawl-delay, Sitemap, Host, Request-rate, Visit-time).
 	RFC9309 Dialect = "rfc9309"
-	// REGP is the Robots Exclusion and Guidance Protocol of seed 002,
+	// REGP is the Robots Exclusion and Guidance Protocol,
 	// selected by a leading `Robot-version: 3.0` (or higher) line.
 	REGP Dialect = "regp"
 )
@@ -471,7 +471,7 @@ type Change struct {
 	Pattern string // as written, `*` and `$` allowed
 }
 
-// Extensions are the REGP directives of seed 002 §3.2 that are neither
+// Extensions are the REGP directives (§3.2) that are neither
 // rules nor delays. Every field's zero value means "not given".
 type Extensions struct {
 	// IPDelay is the Ip-delay (§3.2.6): minimum spacing of requests from

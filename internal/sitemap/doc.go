@@ -1,9 +1,9 @@
 // Package sitemap parses sitemaps (sitemaps.org protocol 0.9): XML
 // <urlset> files, <sitemapindex> files, text sitemaps (one URL a line),
-// each possibly gzip-compressed, with the REGP extensions of seed 002 §3:
+// each possibly gzip-compressed, with the REGP extensions (§3):
 // <type> (data: fetch the page but do not follow its links; list: follow
 // them; other: no advice) and <srcloc> (the original location of the page
-// whose crawler copy is <loc>; seed 002 §4.2: the crawler fetches loc and
+// whose crawler copy is <loc>; REGP §4.2: the crawler fetches loc and
 // records that it stands for srcloc).
 //
 //	sm, err := sitemap.Parse(resp.Body, sitemapURL, sitemap.Options{})

@@ -73,7 +73,7 @@ const (
 	KindText   Kind = "text"   // one URL a line
 )
 
-// REGP <type> values (seed 002 §3).
+// REGP <type> values (REGP §3).
 const (
 	TypeData  = "data"  // a data page: fetch it, do not follow its links
 	TypeList  = "list"  // a list of data pages: follow all its links
@@ -391,7 +391,7 @@ func (p *parser) loc(s string, line int) (string, bool, bool) {
 }
 
 // cleanURL trims a URL and removes line breaks with the indentation around
-// them: seed 002 §4.2's own example breaks a srcloc across lines
+// them: REGP §4.2's own example breaks a srcloc across lines
 // ("newsItem.do?id=\n  1" means "newsItem.do?id=1").
 func cleanURL(s string) string {
 	s = strings.TrimSpace(s)

@@ -225,7 +225,7 @@ func (p *parser) entry(f *fields, line int) {
 
 // srcloc validates a REGP <srcloc>: an absolute http(s) URL (relative ones
 // resolved against the sitemap) of bounded length. Its host is not checked:
-// the origin of a crawler copy is the site's business (seed 002 §3).
+// the origin of a crawler copy is the site's business (REGP §3).
 func (p *parser) srcloc(s string, long bool) (string, bool) {
 	if long {
 		return "", false

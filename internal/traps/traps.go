@@ -140,6 +140,10 @@ type Options struct {
 	// OnTrap is called (without locks held) the first time a site reaches
 	// a site-level limit; nil means nobody is told.
 	OnTrap func(site string, kind Kind, detail string)
+	// OnError is told when a site's counters could not be written to
+	// the store (the limits still hold in memory for this run); nil
+	// means nobody is told.
+	OnError func(site string, err error)
 }
 
 // Checker applies the limits. It is safe for concurrent use.
@@ -329,7 +333,9 @@ func (c *Checker) update(name string, fn func(*siteCounters) Kind) bool {
 	c.mu.Unlock()
 	if c.bucket != nil {
 		// Durable with the frontier's next synced commit (package doc).
-		_ = c.bucket.SetNoSync([]byte(name), enc)
+		if err := c.bucket.SetNoSync([]byte(name), enc); err != nil && c.opts.OnError != nil {
+			c.opts.OnError(name, fmt.Errorf("traps: store counters of %s: %w", name, err))
+		}
 	}
 	if newly != "" && c.opts.OnTrap != nil {
 		c.opts.OnTrap(name, newly, detail)

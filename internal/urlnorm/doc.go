@@ -3,23 +3,23 @@
 // Normalize applies the syntax- and scheme-based normalization of RFC 3986
 // §6.2.2-6.2.3 to an absolute http or https URL, always:
 //
-//   - scheme and host lower-cased (seed 001 §3.4 rule 3);
+//   - scheme and host lower-cased (the Viuva Negra report §3.4 rule 3);
 //   - percent-encoding triplets upper-cased (rule 1), octets of unreserved
 //     characters decoded (rule 2), and every byte a component may not hold
 //     raw (space, non-ASCII, '<', '|', a stray '%', ...) percent-encoded, so
-//     that "/a b" and "/a%20b" meet (seed 000 §2.2 step 4);
-//   - dot segments removed (RFC 3986 §5.2.4; rule 4, seed 000 step 6);
-//   - the scheme's default port removed (rule 5, seed 000 step 7) and an
+//     that "/a b" and "/a%20b" meet (the polite-proxy thesis §2.2 step 4);
+//   - dot segments removed (RFC 3986 §5.2.4; rule 4, the polite-proxy thesis step 6);
+//   - the scheme's default port removed (rule 5, the polite-proxy thesis step 7) and an
 //     empty path written "/" (rule 6);
 //   - international host names converted to punycode (IDNA 2008 with the
 //     UTS #46 lookup mapping, as browsers do), a trailing dot removed, IPv4
 //     hosts in WHATWG numeric forms ("127.1", "0x7f.0.0.1") written
 //     dotted-quad and IPv6 literals written in RFC 5952 form;
-//   - the fragment removed unless Options.KeepFragment (rule 7, seed 000
+//   - the fragment removed unless Options.KeepFragment (rule 7, the polite-proxy thesis
 //     step 3).
 //
-// The zero Options add nothing else. Every crawler heuristic of seed 001
-// §3.4 and §4 and seed 000 §2.2 is a separate switch in Options;
+// The zero Options add nothing else. Every crawler heuristic of the Viuva Negra report
+// §3.4 and §4 and the polite-proxy thesis §2.2 is a separate switch in Options;
 // CrawlDefaults turns on the ones a crawler wants for the URLs it fetches,
 // DedupDefaults the more aggressive set for URL-seen keys.
 //

@@ -20,7 +20,7 @@ func applyHeuristics(p *parts, o *Options) {
 		}
 	}
 	if o.StripDirectorySort && p.hasQuery && strings.HasSuffix(p.path, "/") && isDirectorySort(p.query) {
-		// Seed 001 §5.4: "VN trims URLs of Apache directory reorderings
+		// The Viuva Negra report §5.4: "VN trims URLs of Apache directory reorderings
 		// at the last slash".
 		p.query, p.hasQuery = "", false
 	}
@@ -136,7 +136,7 @@ func filterQuery(q string, keep func(name string) bool) string {
 // isDirectorySort reports whether q holds only Apache mod_autoindex query
 // arguments: C (sort column N, M, S, D), O (order A, D), F (format 0-2),
 // V (version sort 0, 1), P (pattern), separated by ';' or '&'; or the
-// pre-2.0 single form "N=D", "M=A", "S=A", "D=D" of seed 001 §5.4's
+// pre-2.0 single form "N=D", "M=A", "S=A", "D=D" of the Viuva Negra report §5.4's
 // example "apache.clix.pt/foundation/press/kit/?N=D".
 func isDirectorySort(q string) bool {
 	if q == "" {

@@ -236,7 +236,7 @@ func removeWWW(host string) string {
 }
 
 // addWWW prefixes "www." to a host that is exactly a registrable domain
-// ("second-level domain" in seed 001 §3.4 rule 8).
+// ("second-level domain" in the Viuva Negra report §3.4 rule 8).
 func addWWW(host string) string {
 	if host == "" || host[0] == '[' || !endsInLetter(host) {
 		return host

@@ -16,8 +16,8 @@ import (
 type KeyMode uint8
 
 const (
-	// ByHost keys by host name ("www.example.org"), the default: seed 000
-	// §4.2 and seed 001 §3.3 (site partitioning) treat a site as one
+	// ByHost keys by host name ("www.example.org"), the default: the polite-proxy thesis
+	// §4.2 and the Viuva Negra report §3.3 (site partitioning) treat a site as one
 	// host name. The port is not part of the key: two ports are one server.
 	ByHost KeyMode = iota
 	// ByDomain keys by registrable domain (eTLD+1 from the public suffix
@@ -27,7 +27,7 @@ const (
 	// its own key.
 	ByDomain
 	// ByIP keys by server address, so that virtual hosts on one machine
-	// share its politeness budget (seed 002 Ip-delay). Needs a DNS lookup
+	// share its politeness budget (REGP Ip-delay). Needs a DNS lookup
 	// when the host is a name: see KeyLookup.
 	ByIP
 )

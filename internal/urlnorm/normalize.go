@@ -10,7 +10,7 @@ import (
 
 // ErrMalformed is wrapped by every error about a URL that cannot be
 // normalized: too long, no host, a bad port, a host name that is not a
-// valid (internationalized) domain name or IP address, no scheme. Seed 001
+// valid (internationalized) domain name or IP address, no scheme. The Viuva Negra report
 // §3.4 "Discarding malformed URLs".
 var ErrMalformed = errors.New("urlnorm: malformed URL")
 
@@ -193,7 +193,7 @@ func (p *parts) finish(path, query, frag string, hasQuery, hasFrag bool, o *Opti
 	}
 	p.path = removeDotSegments(p.path)
 	if p.path == "" {
-		p.path = "/" // seed 001 §3.4 rule 6; RFC 3986 §6.2.3
+		p.path = "/" // the Viuva Negra report §3.4 rule 6; RFC 3986 §6.2.3
 	}
 	applyHeuristics(p, o)
 	// Percent-encoding can triple the length; the limit holds for the

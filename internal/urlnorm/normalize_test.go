@@ -61,13 +61,13 @@ func checkURLForm(t *testing.T, s string, o Options) {
 	}
 }
 
-// TestSeedExamples holds every URL example of seed 001 (§3.4 rules 1-9 and
-// redirects, §4.1, §4.3.1, §5.3, §5.4) and seed 000 (§2.2, §4.3, listings
+// TestSeedExamples holds every URL example of the Viuva Negra report (§3.4 rules 1-9 and
+// redirects, §4.1, §4.3.1, §5.3, §5.4) and the polite-proxy thesis (§2.2, §4.3, listings
 // 3, 4 and 7), normalized with CrawlDefaults. Seed URLs written without a
 // scheme get "http://".
 func TestSeedExamples(t *testing.T) {
 	cases := []normCase{
-		// Seed 001 §3.4 rule 1: "%3a" versus "%3A".
+		// The Viuva Negra report §3.4 rule 1: "%3a" versus "%3A".
 		{"001/3.4/rule1 hex case", "http://www.site.com/a%3ab", "http://www.site.com/a%3Ab", nil},
 		{"001/3.4/rule1 upper kept", "http://www.site.com/a%3Ab", "http://www.site.com/a%3Ab", nil},
 		// Rule 2: unreserved octets decoded.
@@ -115,12 +115,12 @@ func TestSeedExamples(t *testing.T) {
 		{"001/5.4/sid", "http://www.site.com/a.php?x=1&sid=abc", "http://www.site.com/a.php?x=1", nil},
 		{"001/5.4/sessionid", "http://www.site.com/a.php?sessionid=abc", "http://www.site.com/a.php", nil},
 
-		// Seed 000 §2.2: "http://www.google.com/index.html".
+		// The polite-proxy thesis §2.2: "http://www.google.com/index.html".
 		{"000/2.2/typical", "http://www.google.com/index.html", "http://www.google.com/", nil},
-		// Seed 000 §2.2 steps: lower case host, anchor, encoding of " " and
+		// The polite-proxy thesis §2.2 steps: lower case host, anchor, encoding of " " and
 		// German umlauts, default pages, navigation operators, port 80.
 		{"000/2.2/steps", "HTTP://WWW.Example.COM:80/a/../b/./Stra%c3%9fe%20x/Ü ö/index.html#top", "http://www.example.com/b/Stra%C3%9Fe%20x/%C3%9C%20%C3%B6/", nil},
-		// Seed 000 §4.3: "www.google.com/robots.txt".
+		// The polite-proxy thesis §4.3: "www.google.com/robots.txt".
 		{"000/4.3/robots", "http://www.google.com/robots.txt", "http://www.google.com/robots.txt", nil},
 		// Listing 3: "Sitemap: https://twitter.com/sitemap.xml".
 		{"000/listing3/sitemap", "https://twitter.com/sitemap.xml", "https://twitter.com/sitemap.xml", nil},
@@ -136,7 +136,7 @@ func TestSeedExamples(t *testing.T) {
 }
 
 // TestSeedHeuristicsOff checks the seed rules that are off by default:
-// seed 001 rule 8 and seed 000 §2.2 steps 1 and 2.
+// The Viuva Negra report rule 8 and the polite-proxy thesis §2.2 steps 1 and 2.
 func TestSeedHeuristicsOff(t *testing.T) {
 	tests := []struct {
 		name string
@@ -350,7 +350,7 @@ func TestNormalizeURLFields(t *testing.T) {
 }
 
 // TestSeedReferences normalizes the URLs cited in the footnotes and
-// bibliographies of seeds 000 and 001, and the Figure 5 site of seed 001
+// bibliographies of the polite-proxy thesis and the Viuva Negra report, and the Figure 5 site of the Viuva Negra report
 // §5.3, with CrawlDefaults: real-world URLs that must come out unchanged
 // but for fragments and index files.
 func TestSeedReferences(t *testing.T) {

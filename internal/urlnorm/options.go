@@ -7,7 +7,7 @@ import (
 
 // DefaultMaxLength is the input length limit when Options.MaxLength is 0:
 // 8 KiB, the request-line limit of common servers. (The much shorter
-// 200-character threshold of seed 001 §6 is a trap rule, applied by the
+// 200-character threshold of the Viuva Negra report §6 is a trap rule, applied by the
 // traps package, not here.)
 const DefaultMaxLength = 8 << 10
 
@@ -19,8 +19,8 @@ const (
 )
 
 // DefaultIndexFiles are the trailing file names removed by
-// Options.RemoveIndexFiles when Options.IndexFiles is nil: the five of seed
-// 001 §3.4 rule 9, the examples of seed 000 §2.2 step 5, and the default
+// Options.RemoveIndexFiles when Options.IndexFiles is nil: the five of the Viuva Negra report
+// §3.4 rule 9, the examples of the polite-proxy thesis §2.2 step 5, and the default
 // documents of PHP, ASP, ASP.NET and JSP servers.
 var DefaultIndexFiles = []string{
 	"index.html", "index.htm", "index.shtml", "index.php", "index.asp",
@@ -32,7 +32,7 @@ var DefaultIndexFiles = []string{
 // Options.StripSessionIDs when Options.SessionIDParams is nil. Names match
 // case-insensitively; a trailing '*' makes a prefix ("aspsessionid*" matches
 // ASP's "ASPSESSIONIDQQGGQGPG"). phpsessid, sid and sessionid are the names
-// seed 001 §5.4 measured in 27% of crawled URLs; jsessionid (also as the
+// The Viuva Negra report §5.4 measured in 27% of crawled URLs; jsessionid (also as the
 // ";jsessionid=" path parameter of Java servlets), ASP, ColdFusion
 // (cfid, cftoken), osCommerce (oscsid) and Zen Cart (zenid) add the other
 // common engines. "sid" can be a legitimate parameter of some sites; drop it
@@ -49,9 +49,9 @@ const (
 	// SlashKeep leaves the path as written (RFC 3986: "/a" and "/a/" are
 	// different resources).
 	SlashKeep SlashPolicy = iota
-	// SlashRemove drops a trailing '/' of a non-root path (seed 000 §2.2
+	// SlashRemove drops a trailing '/' of a non-root path (the polite-proxy thesis §2.2
 	// step 2). Good for dedup keys; bad for fetching, since servers answer
-	// "/dir" with a redirect to "/dir/" (seed 001 §3.4).
+	// "/dir" with a redirect to "/dir/".
 	SlashRemove
 )
 
@@ -63,10 +63,10 @@ const (
 	WWWKeep WWWPolicy = iota
 	// WWWRemove drops a leading "www." label when what remains still has a
 	// registrable domain (so "www.co.uk" stays). For dedup keys: 51% of the
-	// duplicate hosts of seed 001 §4.3.1 differed only in this prefix.
+	// duplicate hosts of the Viuva Negra report §4.3.1 differed only in this prefix.
 	WWWRemove
 	// WWWAdd prefixes "www." to host names that are registrable domains
-	// ("domain.pt" becomes "www.domain.pt"): seed 001 §3.4 rule 8. Seed 001
+	// ("domain.pt" becomes "www.domain.pt"): the Viuva Negra report §3.4 rule 8. The Viuva Negra report
 	// Table 3 measured 30% of duplicate hosts avoided but 4% of sites lost,
 	// so it is off even in CrawlDefaults.
 	WWWAdd
@@ -77,8 +77,8 @@ const (
 // Options are read, never written, by this package: one value may be shared
 // by any number of goroutines.
 type Options struct {
-	// KeepFragment keeps the "#fragment". Zero (false) removes it: seed 001
-	// §3.4 rule 7 and seed 000 §2.2 step 3, since fragments never reach the
+	// KeepFragment keeps the "#fragment". Zero (false) removes it: the Viuva Negra report
+	// §3.4 rule 7 and the polite-proxy thesis §2.2 step 3, since fragments never reach the
 	// server.
 	KeepFragment bool
 
@@ -88,8 +88,8 @@ type Options struct {
 
 	// RemoveIndexFiles drops a last path segment naming a well-known
 	// default document ("/dir/index.html" becomes "/dir/"), only when the
-	// URL has no query, matched ASCII case-insensitively. Seed 001 §3.4
-	// rule 9 (36% fewer duplicates in its measurements) and seed 000 §2.2
+	// URL has no query, matched ASCII case-insensitively. The Viuva Negra report §3.4
+	// rule 9 (36% fewer duplicates in its measurements) and the polite-proxy thesis §2.2
 	// step 5.
 	RemoveIndexFiles bool
 
@@ -98,13 +98,13 @@ type Options struct {
 	// 256 names of at most 128 bytes.
 	IndexFiles []string
 
-	// TrailingSlash says what happens to a trailing '/' (seed 000 §2.2
+	// TrailingSlash says what happens to a trailing '/' (the polite-proxy thesis §2.2
 	// step 2). Zero is SlashKeep.
 	TrailingSlash SlashPolicy
 
 	// StripSessionIDs removes query parameters and ";name=value" path
 	// parameters whose names are session identifiers, so that one page
-	// reached under many session ids is one URL (seed 001 §4.1 "Session
+	// reached under many session ids is one URL (the Viuva Negra report §4.1 "Session
 	// identifiers and cookies", §5.4).
 	StripSessionIDs bool
 
@@ -117,8 +117,8 @@ type Options struct {
 	// StripDirectorySort drops the query of an Apache directory listing
 	// ("/dir/?C=N;O=D", "/dir/?N=D") when it holds nothing but
 	// mod_autoindex sort and format parameters, trimming the URL at the
-	// last slash as seed 001 §5.4 does: the 8 reorderings of one listing
-	// are one page (seed 001 §4.1 "Directory list reordering").
+	// last slash as the Viuva Negra report §5.4 does: the 8 reorderings of one listing
+	// are one page (the Viuva Negra report §4.1 "Directory list reordering").
 	StripDirectorySort bool
 
 	// SortQuery orders query parameters by name (stable, so repeated names
@@ -126,8 +126,8 @@ type Options struct {
 	// order; for dedup keys it merges "?a=1&b=2" and "?b=2&a=1".
 	SortQuery bool
 
-	// LowercasePath lower-cases the ASCII letters of path and query (seed
-	// 000 §2.2 step 1). Off by default: paths are case-sensitive on most
+	// LowercasePath lower-cases the ASCII letters of path and query (the polite-proxy thesis
+	// §2.2 step 1). Off by default: paths are case-sensitive on most
 	// servers. Percent-encoded octets keep upper-case hex digits.
 	LowercasePath bool
 
@@ -140,7 +140,7 @@ type Options struct {
 
 	// CollapseSlashes replaces runs of '/' in the path by one ("/a//b"
 	// becomes "/a/b"). Off by default: "//" is a distinct path to most
-	// servers, but runs of slashes are a growing-URL pattern (seed 001 §4.1
+	// servers, but runs of slashes are a growing-URL pattern (the Viuva Negra report §4.1
 	// "Growing URLs").
 	CollapseSlashes bool
 

@@ -95,7 +95,7 @@ func TestResolve(t *testing.T) {
 	if _, err := ResolveString(nil, "b", Options{}); !errors.Is(err, ErrMalformed) {
 		t.Errorf("nil base relative: %v, want ErrMalformed", err)
 	}
-	// Options apply to the result: seed 001 §5.4 session ids in links.
+	// Options apply to the result: the Viuva Negra report §5.4 session ids in links.
 	got, err := ResolveString(mustParse(t, "http://h.com/d/"), "index.php;jsessionid=9?PHPSESSID=1", CrawlDefaults())
 	if err != nil || got != "http://h.com/d/" {
 		t.Errorf("crawl defaults: %q, %v", got, err)

@@ -44,7 +44,7 @@
 // at that moment (IndexFile rebuilds it for any finished file). After a
 // crash, Recover(ctx, dir) cuts every *.open file after its last complete
 // gzip member (record), rebuilds its index and renames it.
-// Seed 003 asks for one WARC stream per topic: Streams keeps one Writer per
+// The OWler paper asks for one WARC stream per topic: Streams keeps one Writer per
 // topic, with the topic in the file prefix.
 //
 // # Digests

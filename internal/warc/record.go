@@ -151,7 +151,7 @@ func (h *Header) TargetURI() string { return h.Get(HeaderTargetURI) }
 func (h *Header) Date() (time.Time, error) { return ParseDate(h.Get(HeaderDate)) }
 
 // Record is one WARC record with its block in memory. The fetcher caps
-// bodies (seed 001 §6: 2 MB by default), so records fit in memory.
+// bodies (the Viuva Negra report §6: 2 MB by default), so records fit in memory.
 type Record struct {
 	Header Header
 	// Block is the content block; Content-Length is its length.

@@ -12,7 +12,7 @@ const MaxStreams = 1024
 
 var topicRe = regexp.MustCompile(`^[A-Za-z0-9_.]{1,64}$`)
 
-// Streams keeps one Writer per topic in one directory (seed 003: "WARC
+// Streams keeps one Writer per topic in one directory (the OWler paper: "WARC
 // files organized based on the identified topics ... multiple writing
 // streams"). Topic T writes files named "{Prefix}-T-...". Safe for
 // concurrent use.

@@ -14,7 +14,7 @@ import (
 const MaxURLBytes = 64 << 10
 
 // sessionParam matches query parameters that carry session ids, dropped as
-// the Internet Archive's canonicalizer does (and seed 001 §4 "session ids").
+// the Internet Archive's canonicalizer does (and the Viuva Negra report §4 "session ids").
 var sessionParam = regexp.MustCompile(`(?i)^(jsessionid|phpsessid|sid|aspsessionid[a-z]{8}|cfid|cftoken)$`)
 
 // wwwPrefix matches the "www." / "www2." label dropped from keys.

@@ -1,0 +1,358 @@
+package crawl
+
+// One leased URL's way through a worker: admit, fetch, process, end;
+// and what happens to it and its host when something fails.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/fetch"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+)
+
+// shortWait is the longest the gate's "not yet" is waited out by the
+// worker; longer waits block the queue in the frontier instead.
+const shortWait = 20 * time.Millisecond
+
+// next is how a pipeline stage left a leased URL: handed to the acker
+// (acked: completed, retried later, or moved to another host), given back
+// to the frontier unchanged (back names why, until holds the host's queue
+// till then when set), or neither: the next stage takes it.
+type next struct {
+	acked bool
+	back  string
+	until time.Time
+}
+
+// Reasons a URL goes back to the frontier unchanged (the label of
+// courtesy_crawl_returned_total).
+const (
+	backGateFailed  = "gate-failed"       // the gate (its backend) failed
+	backNotYet      = "not-yet"           // delay, concurrency, window or backoff
+	backRobotsRetry = "robots-retry"      // robots.txt unavailable, to be asked again
+	backHostRetired = "host-retired"      // a backoff longer than MaxHostWait retired the host
+	backCanceled    = "canceled"          // the crawl is stopping
+	backWARCFailed  = "warc-write-failed" // not archived: fetched again later
+)
+
+var acked = next{acked: true}
+
+// handle crawls one leased URL as one pipeline: admit (host rules and
+// the gate), fetch, process (dedup, extraction, archive), and then ends
+// it in one place (end): acknowledged by the acker, or given back to the
+// frontier with the reason recorded. It reports whether the acker has the
+// URL.
+func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
+	u, err := url.Parse(l.URL)
+	if err != nil || u.Host == "" {
+		return c.end(ctx, l, c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusUnsupportedURI, Size: -1, Thread: wid}, -1))
+	}
+	permit, hs, n := c.admit(ctx, wid, l, u)
+	if permit == nil {
+		return c.end(ctx, l, n)
+	}
+	res, ferr := c.fetch(ctx, l, u, permit, hs)
+	return c.end(ctx, l, c.process(ctx, wid, l, u, hs, res, ferr))
+}
+
+// end is the one way a leased URL leaves the worker: to the acker, or
+// back to the frontier unchanged, its host's queue held until n.until,
+// the reason counted and logged.
+func (c *Crawler) end(ctx context.Context, l frontier.Lease, n next) bool {
+	if n.acked {
+		return true
+	}
+	if !n.until.IsZero() {
+		c.block(ctx, l.Key, n.until)
+	}
+	c.metrics.returned.WithLabelValues(n.back).Inc()
+	c.log.Debug("URL returned to the frontier", "url", l.URL, "reason", n.back, "until", n.until)
+	c.fr.Release(l.URLInfo)
+	return false
+}
+
+// admit takes a URL through the host map and the gate. It returns a
+// permit for the fetch, or nil and how the URL ended: moved to another
+// host (robots Host, Mirror-site, duplicate hosts), refused by robots.txt,
+// or not yet allowed.
+func (c *Crawler) admit(ctx context.Context, wid int, l frontier.Lease, u *url.URL) (*politeness.Permit, *hostState, next) {
+	if c.moveLeased(wid, l, u, nil) { // host map (hostmap.go)
+		return nil, nil, acked
+	}
+	permit, n := c.ask(ctx, wid, l, u)
+	if permit == nil {
+		return nil, nil, n
+	}
+	hs := c.host(u.Hostname())
+	c.firstContact(ctx, u, l, hs)
+	// robots.txt fetched again, or a host rule due for a re-check
+	// (hostmap.go): the rule is set, kept or dropped before it is used.
+	c.recheckHostRules(ctx, u)
+	if c.moveLeased(wid, l, u, permit) { // robots.txt just named another host
+		return nil, nil, acked
+	}
+	return permit, hs, next{}
+}
+
+// ask asks the gate for u. A "not yet" of at most shortWait is waited out
+// here (three times at most); a longer one gives the URL back with the
+// gate's Decision.NextAllowed, so no worker waits long on a host.
+func (c *Crawler) ask(ctx context.Context, wid int, l frontier.Lease, u *url.URL) (*politeness.Permit, next) {
+	for attempt := 0; ; attempt++ {
+		p, d, err := c.gate.Try(ctx, u)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, next{back: backCanceled}
+			}
+			c.log.Warn("politeness gate failed", "url", l.URL, "err", err)
+			return nil, next{back: backGateFailed, until: c.now().Add(5 * time.Second)}
+		}
+		if p != nil {
+			return p, next{}
+		}
+		switch d.Reason {
+		case politeness.ReasonRobots:
+			c.stats.robotsDenied.Add(1)
+			c.metrics.robotsDenied.Inc()
+			return nil, c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusRobotsDisallowed, Size: -1, Thread: wid,
+				Annotations: []string{crawllog.AnnotationRobotsDisallow}}, -1)
+		case politeness.ReasonRobotsUnavailable:
+			return nil, c.robotsUnavailable(ctx, wid, l, d)
+		case politeness.ReasonBackoff:
+			if d.RetryAfter > c.cfg.MaxHostWait {
+				// Retry-After of hours: do not hold the crawl open for it.
+				c.retire(ctx, u.Hostname(), l.Key, "backoff: "+d.Detail)
+				return nil, next{back: backHostRetired}
+			}
+		}
+		if d.RetryAfter > 0 && d.RetryAfter <= shortWait && attempt < 3 {
+			if !sleep(ctx, d.RetryAfter) {
+				return nil, next{back: backCanceled}
+			}
+			continue
+		}
+		until := d.NextAllowed
+		if floor := c.now().Add(time.Millisecond); until.Before(floor) {
+			until = floor
+		}
+		return nil, next{back: backNotYet, until: until}
+	}
+}
+
+// fetch makes the request under permit and tells the gate how it went;
+// the host's queue is then held until the gate's next time for the host
+// (Permit.Next), so that it is not served before the gate would open.
+func (c *Crawler) fetch(ctx context.Context, l frontier.Lease, u *url.URL, permit *politeness.Permit, hs *hostState) (*fetch.Result, error) {
+	c.hostsMu.Lock()
+	req := hs.req
+	c.hostsMu.Unlock()
+	res, ferr := c.fetcher.Fetch(ctx, u, req)
+	out := politeness.Outcome{Err: ferr}
+	if res != nil {
+		out.Status, out.Duration, out.Bytes = res.Status, res.Duration, int64(len(res.RawBody))
+		out.RetryAfter = politeness.RetryAfter(res.Header, c.now())
+	}
+	if err := permit.Done(out); err != nil {
+		c.log.Warn("politeness gate: fetch not recorded", "url", l.URL, "err", err)
+	}
+	nextAt, err := permit.Next(ctx)
+	if err != nil {
+		c.log.Debug("politeness gate: next time of the host", "key", l.Key, "err", err)
+	}
+	c.block(ctx, l.Key, nextAt)
+	return res, ferr
+}
+
+// process handles what the fetch gave: a network error is retried (and
+// counts toward the host's failures); a response is deduplicated,
+// parsed and archived (fetched).
+func (c *Crawler) process(ctx context.Context, wid int, l frontier.Lease, u *url.URL, hs *hostState, res *fetch.Result, ferr error) next {
+	if ferr == nil {
+		return c.fetched(ctx, wid, l, u, hs, res)
+	}
+	kind := fetch.KindOf(ferr)
+	if kind == fetch.KindCanceled || ctx.Err() != nil {
+		return next{back: backCanceled}
+	}
+	c.stats.errors.Add(1)
+	c.metrics.errors.WithLabelValues(kind.String()).Inc()
+	c.hostFailed(ctx, u.Hostname(), l.Key, kind.String())
+	return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1)
+}
+
+// statusOf maps a fetch error kind to a Heritrix crawl.log status.
+func statusOf(k fetch.Kind) int {
+	switch k {
+	case fetch.KindDNS:
+		return crawllog.StatusDNSFailed
+	case fetch.KindConnect, fetch.KindTLS:
+		return crawllog.StatusConnectFailed
+	case fetch.KindTimeout:
+		return crawllog.StatusTimeout
+	case fetch.KindReset:
+		return crawllog.StatusConnectBroken
+	case fetch.KindRequest:
+		return crawllog.StatusUnsupportedURI
+	}
+	return crawllog.StatusRuntimeError
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (c *Crawler) block(ctx context.Context, key string, t time.Time) {
+	c.hold(key, t)
+	if err := c.fr.BlockQueueUntil(context.WithoutCancel(ctx), c.cfg.CrawlID, key, t); err != nil {
+		c.log.Debug("frontier block failed", "key", key, "err", err)
+	}
+}
+
+// robotsUnavailable handles a host whose robots.txt could not be had
+// (RFC 9309 §2.3.1.4: 5xx, network error: disallow all) or answered 401/403
+// in disallow mode: no request goes to it until robots.txt is fetched
+// again; after MaxHostFailures tries, or at once for 401/403, the host is
+// retired.
+func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lease, d politeness.Decision) next {
+	u, _ := url.Parse(l.URL)
+	hs := c.host(u.Hostname())
+	c.hostsMu.Lock()
+	hs.robotsFailures++
+	n := hs.robotsFailures
+	c.hostsMu.Unlock()
+	if d.RetryAfter >= 0 && d.RetryAfter <= c.cfg.MaxHostWait && n < c.cfg.MaxHostFailures {
+		return next{back: backRobotsRetry, until: c.now().Add(max(d.RetryAfter, time.Second))}
+	}
+	reason := "robots.txt unavailable: " + d.Detail
+	c.retire(ctx, u.Hostname(), l.Key, reason)
+	return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusPrereqRobotsFailed, Size: -1, Thread: wid}, -1)
+}
+
+// hostFailed counts a failure of host; MaxHostFailures in a row retire it.
+func (c *Crawler) hostFailed(ctx context.Context, host, key, why string) {
+	hs := c.host(host)
+	c.hostsMu.Lock()
+	hs.failures++
+	n := hs.failures
+	c.hostsMu.Unlock()
+	if n >= c.cfg.MaxHostFailures {
+		c.retire(ctx, host, key, fmt.Sprintf("%d failures in a row, last: %s", n, why))
+	}
+}
+
+func (c *Crawler) retire(ctx context.Context, host, key, reason string) {
+	hs := c.host(host)
+	c.hostsMu.Lock()
+	first := hs.retired == ""
+	if first {
+		hs.retired = reason
+	}
+	c.hostsMu.Unlock()
+	if !first {
+		return
+	}
+	c.log.Warn("host retired", "host", host, "reason", reason)
+	c.metrics.retired.Inc()
+	if err := c.fr.Retire(context.WithoutCancel(ctx), c.cfg.CrawlID, key, reason); err != nil {
+		c.log.Warn("frontier retire failed", "host", host, "err", err)
+	}
+}
+
+// retry schedules a failed URL again with exponential backoff, or gives
+// up after MaxRetries, logging the failure either way. warcIdx is the WARC
+// writer that holds its records, or -1.
+func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int) next {
+	tries, _ := strconv.Atoi(md1(l.Metadata, mdTry))
+	tries++
+	e.Annotations = append(e.Annotations, crawllog.Tries(tries))
+	if tries > c.cfg.MaxRetries {
+		c.stats.failed.Add(1)
+		return c.complete(l, nil, e, warcIdx)
+	}
+	info := l.URLInfo
+	info.Metadata = cloneMD(l.Metadata)
+	info.Metadata[mdTry] = []string{strconv.Itoa(tries)}
+	when := c.now().Add(retryBackoff(c.cfg.RetryDelay, c.cfg.MaxRetryDelay, tries))
+	c.hold(l.Key, when)
+	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
+	c.acks <- &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, entry: e, warc: warcIdx}
+	return acked
+}
+
+// transient reports whether an HTTP status is worth asking again: server
+// errors and 429 Too Many Requests (the gate also backs the host off).
+func transient(status int) bool {
+	return status >= 500 || status == http.StatusTooManyRequests
+}
+
+// retryBackoff is the delay before try number tries+1: base doubled per
+// try, never more than limit.
+func retryBackoff(base, limit time.Duration, tries int) time.Duration {
+	d := base
+	for i := 1; i < tries && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func cloneMD(m map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// maxHolds bounds the hold times kept for the progress line.
+const maxHolds = 100_000
+
+// hold records that key's queue waits until t.
+func (c *Crawler) hold(key string, t time.Time) {
+	c.holdsMu.Lock()
+	defer c.holdsMu.Unlock()
+	if _, ok := c.holds[key]; !ok && len(c.holds) >= maxHolds {
+		now := c.now()
+		for k, u := range c.holds {
+			if !u.After(now) {
+				delete(c.holds, k)
+			}
+		}
+		if len(c.holds) >= maxHolds {
+			return
+		}
+	}
+	c.holds[key] = t
+}
+
+// waiting returns how many hosts wait past now and the earliest time one
+// of them opens; expired holds are dropped.
+func (c *Crawler) waiting(now time.Time) (int, time.Time) {
+	c.holdsMu.Lock()
+	defer c.holdsMu.Unlock()
+	n, next := 0, time.Time{}
+	for k, t := range c.holds {
+		if !t.After(now) {
+			delete(c.holds, k)
+			continue
+		}
+		n++
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return n, next
+}
