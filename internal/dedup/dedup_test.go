@@ -52,7 +52,9 @@ func TestSimhashBasics(t *testing.T) {
 		same bool
 	}{
 		{"case-and-punctuation", "Hello, World! Nice day.", "hello world nice   day", true},
-		{"numbers-are-one-word", "updated 2026-11-22 09:30:15 by admin", "updated 2027-01-01 23:59:59 by admin", true},
+		{"numbers-kept-as-text", "updated 2026-11-22 09:30:15 by admin", "updated 2027-01-01 23:59:59 by admin", false},
+		// Every word with a digit once was one word, so these collided.
+		{"counting-is-not-another-page", "1 2 3 4 5 6 7 8", "9 10 11 12 13 14 15 16", false},
 		{"unicode-case", "ÉCOLE Straße", "école straße", true},
 		{"word-order-matters", "alpha beta gamma delta", "delta gamma beta alpha", false},
 	}
@@ -80,12 +82,13 @@ func TestSimhashBasics(t *testing.T) {
 func TestNearDuplicateTimestamps(t *testing.T) {
 	g := newTextGen(7)
 	base := time.Date(2026, 11, 22, 9, 30, 15, 0, time.UTC)
-	// Numeric timestamps and counters: always distance 0.
+	// Numeric timestamps and counters: numbers weigh a quarter of words,
+	// so pages of 200 words or more stay within the distance.
 	for i := range 50 {
 		body := g.page(200 + 40*i)
 		a := Simhash(stampedISO(body, base))
 		b := Simhash(stampedISO(body, base.Add(time.Duration(i+1)*97*time.Minute)))
-		if d := Hamming(a, b); d != 0 {
+		if d := Hamming(a, b); d > DefaultDistance {
 			t.Errorf("page %d: numeric timestamp moved %d bits", i, d)
 		}
 	}
