@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -327,5 +328,32 @@ func TestIndexMaxHashes(t *testing.T) {
 	}
 	if sites, hashes := y.Len(); sites != 1 || hashes != 50 {
 		t.Errorf("solo: %d sites, %d hashes", sites, hashes)
+	}
+}
+
+// CheckURL names the page a near-duplicate copies, also after the ring
+// wrapped, and forgets the URL with its hash.
+func TestIndexCheckURL(t *testing.T) {
+	x, err := NewIndex(IndexOptions{MaxPerSite: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := []uint64{0x0000_0000_0000_0000, 0xffff_ffff_0000_0000, 0x0000_ffff_ffff_0000, 0xffff_0000_0000_ffff}
+	for i, h := range hs {
+		if _, ok := x.CheckURL("s", fmt.Sprintf("http://s.test/%d", i), h); ok {
+			t.Fatalf("hash %d: a near-duplicate already", i)
+		}
+	}
+	// hs[0] was forgotten (ring of 3); hs[1..3] are there.
+	if _, ok := x.CheckURL("s", "http://s.test/again0", hs[0]^1); ok {
+		t.Error("forgotten hash still matched")
+	}
+	m, ok := x.CheckURL("s", "http://s.test/copy", hs[2]^0b101)
+	if !ok || m.URL != "http://s.test/2" || m.Dist != 2 || m.Hash != hs[2] {
+		t.Errorf("match = %+v %v, want http://s.test/2 at distance 2", m, ok)
+	}
+	x.Add("s", 0x1234_5678_9abc_def0)
+	if m, ok := x.CheckURL("s", "http://s.test/x", 0x1234_5678_9abc_def0); !ok || m.URL != "" {
+		t.Errorf("hash added without a URL: match %+v %v", m, ok)
 	}
 }
