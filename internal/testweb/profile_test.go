@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -283,6 +284,40 @@ func TestRealisticReachable(t *testing.T) {
 			if len(want) < s.Pages*8/10 {
 				t.Errorf("%s: only %d of %d pages reachable", s.Host, len(want), s.Pages)
 			}
+		}
+	})
+}
+
+// FuzzLookupRealistic: any request to a realistic web is classified
+// without a panic, and served with the status Lookup gives (a transient
+// page's 503s excepted; slow pages are not served, they would wait).
+func FuzzLookupRealistic(f *testing.F) {
+	for _, s := range []string{"/", "/docs/a/page-1.html", "/moved/page-7.html", "/moved/hop-7-1.html", "/moved/hop-0-1.html",
+		"/moved/page-.html", "/moved/hop-1-2-3.html", "/private/page-6.html", "/news/b/page-12.html?x=1", "/moved/page-099.html"} {
+		f.Add("site-0000.test", s)
+	}
+	w := realWeb(f, 2, 200)
+	h := w.Handler()
+	f.Fuzz(func(t *testing.T, host, target string) {
+		r := w.Lookup(host, target)
+		if (r.Site == nil) != (r.Class == ClassUnknownHost) {
+			t.Fatalf("site %v for class %s", r.Site, r.Class)
+		}
+		if r.Delay > 0 || !strings.HasPrefix(target, "/") || strings.ContainsAny(target, " \x00\r\n#") ||
+			strings.ContainsAny(host, " /?#@\\%\x00\r\n") || host == "" {
+			return
+		}
+		pu, err := url.ParseRequestURI(target)
+		if err != nil {
+			return
+		}
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Host, req.URL, req.RequestURI = host, pu, target
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		got := w.Lookup(host, pu.RequestURI())
+		if rec.Code != got.Status && got.Class != ClassUnknownHost && !(got.Transient > 0 && rec.Code == 503) {
+			t.Fatalf("served %d, Lookup says %d (%s)", rec.Code, got.Status, got.Class)
 		}
 	})
 }
