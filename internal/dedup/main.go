@@ -2,7 +2,7 @@ package dedup
 
 import (
 	"bytes"
-	"strings"
+	"sync"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -40,9 +40,17 @@ func Fingerprint(page []byte) (h uint64, words int) {
 // MainText returns the main content's text of an HTML page (see
 // Fingerprint), at most MaxMainText bytes, blocks separated by newlines.
 func MainText(page []byte) string {
+	bufs := textPool.Get().(*[2]bytes.Buffer)
+	defer func() {
+		if bufs[0].Cap()+bufs[1].Cap() <= 2*MaxMainText+64<<10 {
+			textPool.Put(bufs)
+		}
+	}()
+	all, main := &bufs[0], &bufs[1]
+	all.Reset()
+	main.Reset()
 	z := html.NewTokenizer(bytes.NewReader(page))
 	z.SetMaxBuf(4 << 20)
-	var all, main bytes.Buffer
 	var (
 		skip      atom.Atom // element whose content is skipped ("" none)
 		skipName  string    // its name, for elements without an atom
@@ -75,27 +83,18 @@ func MainText(page []byte) string {
 				write(z.Text())
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			a := atom.Lookup(name)
+			// The tag is read raw: the tokenizer's TagName and TagAttr
+			// allocate on every call, and only three attributes matter.
+			var tag rawTag
+			tag.parse(z.Raw())
+			name, a := tag.name, tag.atom
 			if skipDepth > 0 {
 				if tt == html.StartTagToken && sameTag(a, name, skip, skipName) {
 					skipDepth++
 				}
 				continue
 			}
-			var role, class, id []byte
-			for hasAttr {
-				var k, v []byte
-				k, v, hasAttr = z.TagAttr()
-				switch string(k) {
-				case "role":
-					role = v
-				case "class":
-					class = v
-				case "id":
-					id = v
-				}
-			}
+			role, class, id := tag.role, tag.class, tag.id
 			if tt == html.SelfClosingTagToken || voidElement(a) {
 				continue
 			}
@@ -105,7 +104,7 @@ func MainText(page []byte) string {
 			}
 			kind := 0
 			switch {
-			case a == atom.Main || string(role) == "main":
+			case a == atom.Main || equalFold(role, "main"):
 				kind = 2
 			case a == atom.Article:
 				kind = 1
@@ -123,8 +122,9 @@ func MainText(page []byte) string {
 				sawMain, mainTag, inMain = kind, string(name), 1
 			}
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
+			var tag rawTag
+			tag.parse(z.Raw())
+			name, a := tag.name, tag.atom
 			if skipDepth > 0 {
 				if sameTag(a, name, skip, skipName) {
 					skipDepth--
@@ -140,6 +140,110 @@ func MainText(page []byte) string {
 		}
 	}
 }
+
+// rawTag is what MainText reads of a tag from its raw bytes: the name,
+// lower-cased, and the role, class and id values as written (entities not
+// decoded; the heuristics only look for words in them).
+type rawTag struct {
+	nameBuf         [32]byte
+	name            []byte
+	atom            atom.Atom
+	role, class, id []byte
+}
+
+// parse reads raw, a start or end tag as the tokenizer returned it. Names
+// longer than 32 bytes are kept cut (no element that matters is that long).
+func (t *rawTag) parse(raw []byte) {
+	i := 1 // after '<'
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>' {
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if n < len(t.nameBuf) {
+			t.nameBuf[n] = c
+			n++
+		}
+	}
+	t.name = t.nameBuf[:n]
+	t.atom = atom.Lookup(t.name)
+	for attrs := 0; i < len(raw) && attrs < 256; attrs++ {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r' || raw[i] == '\f' || raw[i] == '/') {
+			i++
+		}
+		if i >= len(raw) || raw[i] == '>' {
+			return
+		}
+		ks := i
+		for i < len(raw) && raw[i] != '=' && raw[i] != '>' && raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\n' && raw[i] != '\r' && raw[i] != '\f' && raw[i] != '/' {
+			i++
+		}
+		key := raw[ks:i]
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r' || raw[i] == '\f') {
+			i++
+		}
+		var val []byte
+		if i < len(raw) && raw[i] == '=' {
+			i++
+			for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r' || raw[i] == '\f') {
+				i++
+			}
+			if i < len(raw) && (raw[i] == '"' || raw[i] == '\'') {
+				q := raw[i]
+				i++
+				vs := i
+				for i < len(raw) && raw[i] != q {
+					i++
+				}
+				val = raw[vs:i]
+				if i < len(raw) {
+					i++
+				}
+			} else {
+				vs := i
+				for i < len(raw) && raw[i] != '>' && raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\n' && raw[i] != '\r' && raw[i] != '\f' {
+					i++
+				}
+				val = raw[vs:i]
+			}
+		}
+		switch {
+		case equalFold(key, "role") && t.role == nil:
+			t.role = val
+		case equalFold(key, "class") && t.class == nil:
+			t.class = val
+		case equalFold(key, "id") && t.id == nil:
+			t.id = val
+		}
+	}
+}
+
+// equalFold reports whether b is s in any ASCII case; s is lower case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// textPool holds MainText's two buffers.
+var textPool = sync.Pool{New: func() any { return new([2]bytes.Buffer) }}
 
 func sameTag(a atom.Atom, name []byte, b atom.Atom, bname string) bool {
 	if a != 0 || b != 0 {
@@ -179,24 +283,32 @@ func boilerplateElement(a atom.Atom, role, class, id []byte) bool {
 		atom.Svg, atom.Iframe, atom.Object:
 		return true
 	}
-	switch string(role) {
-	case "navigation", "banner", "contentinfo", "complementary", "search":
-		return true
+	for _, r := range []string{"navigation", "banner", "contentinfo", "complementary", "search"} {
+		if equalFold(role, r) {
+			return true
+		}
 	}
 	return boilerplateName(class) || boilerplateName(id)
 }
 
 // boilerplateWords are the parts of class and id names that mark
 // navigation and other repeated blocks.
-var boilerplateWords = []string{"nav", "menu", "sidebar", "footer", "breadcrumb", "related", "cookie", "masthead", "toolbar", "skip-link", "site-header", "page-header"}
+var boilerplateWords = [][]byte{[]byte("nav"), []byte("menu"), []byte("sidebar"), []byte("footer"), []byte("breadcrumb"),
+	[]byte("related"), []byte("cookie"), []byte("masthead"), []byte("toolbar"), []byte("skip-link"), []byte("site-header"), []byte("page-header")}
 
 func boilerplateName(v []byte) bool {
 	if len(v) == 0 || len(v) > 256 {
 		return false
 	}
-	s := strings.ToLower(string(v))
+	var low [256]byte
+	for i, c := range v {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
 	for _, w := range boilerplateWords {
-		if strings.Contains(s, w) {
+		if bytes.Contains(low[:len(v)], w) {
 			return true
 		}
 	}
