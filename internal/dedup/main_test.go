@@ -163,9 +163,9 @@ func TestTestwebPages(t *testing.T) {
 	}
 	first, _ := Fingerprint(fetch("neardup.test", "/item/0"))
 	for i := 1; i <= 30; i++ {
-		f, _ := Fingerprint(fetch("neardup.test", "/item/"+itoa(i)))
-		if d := Hamming(first, f); d > DefaultDistance {
-			t.Errorf("neardup.test/item/%d: %d bits from /item/0", i, d)
+		f, words := Fingerprint(fetch("neardup.test", "/item/"+itoa(i)))
+		if d := Hamming(first, f); d > DefaultDistance || words < MinWords {
+			t.Errorf("neardup.test/item/%d: %d bits from /item/0, %d words", i, d, words)
 		}
 	}
 }
