@@ -65,7 +65,7 @@ type dupEvidence struct {
 // DuplicateOf counts one exact or near-duplicate page fetched on site and
 // reports whether the site is now stopped (its links no longer followed).
 // Every duplicate is counted, but only trap-shaped ones count toward
-// MaxDuplicatesPerSite (seed 001 §6: 10), because documentation has true
+// MaxDuplicatesPerSite (10, the thesis threshold), because documentation has true
 // near-duplicates (members inherited by many classes, pages per version)
 // that are no trap. A duplicate is trap-shaped by RuleChain (it was
 // discovered from a duplicate, or from the page it copies) or by
