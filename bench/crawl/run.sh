@@ -6,9 +6,15 @@
 #
 #   bench/crawl/run.sh                       # 2,000 sites x 50 pages, delay 200ms
 #   SITES=200 PAGES=20 bench/crawl/run.sh    # a quick run
+#   PROFILES=realistic bench/crawl/run.sh    # one testweb profile only
 #
 # Environment (defaults in brackets):
 #   SITES [2000], PAGES [50]   the testweb size (--plain: generic sites only)
+#   PROFILES ["plain realistic"] the testweb profiles (docs/testweb.md), each
+#                              crawled by every crawler; one table each.
+#                              plain: 2 KB pages, 8 links, all 200;
+#                              realistic: 30 KB median pages, 20-60 links,
+#                              404/500/503, redirects, duplicates, slow pages
 #   DELAY [200ms]              per-host delay given to both crawlers
 #   MAX_DURATION [150s]        time cap of each crawler (0: none); the table
 #                              counts the pages each fetched within it
@@ -34,6 +40,7 @@ PAGES=${PAGES:-50}
 DELAY=${DELAY:-200ms}
 MAX_DURATION=${MAX_DURATION:-150s}
 CRAWLERS=${CRAWLERS:-colly-stock colly courtesy}
+PROFILES=${PROFILES:-plain realistic}
 COURTESY_ARGS=${COURTESY_ARGS:-}
 TIMEOUT=${TIMEOUT:-10m}
 KEEP=${KEEP:-0}
@@ -65,7 +72,7 @@ mkdir -p "$BIN"
 	go build -o "$BIN/crawltable" ./bench/crawl/table)
 (cd "$ROOT/bench/crawl/colly" && go build -o "$BIN/colly-bench" .)
 
-GEN=(--plain --sites "$SITES" --pages-per-site "$PAGES")
+GEN=(--plain --sites "$SITES" --pages-per-site "$PAGES" --profile plain)
 
 # Seeds: every site's home page, from the web's own host list.
 "$BIN/courtesy" testweb hosts "${GEN[@]}" |
@@ -94,7 +101,7 @@ stop_testweb() {
 	kill "$TW_PID"
 	wait "$TW_PID" 2>/dev/null || true
 	TW_PID=
-	"$BIN/courtesy" testweb report "${GEN[@]}" --min-delay "$DELAY" --json "$WORK/$1.log" >"$WORK/$1.report.json"
+	"$BIN/courtesy" testweb report "${GEN[@]}" --min-delay "$DELAY" --coverage --json "$WORK/$1.log" >"$WORK/$1.report.json"
 	[[ $KEEP == 1 ]] || rm -f "$WORK/$1.log"
 }
 
@@ -108,6 +115,7 @@ run_colly() {
 }
 
 run_courtesy() {
+	local name=$1
 	if "$BIN/courtesy" crawl -h 2>&1 | grep -q 'Not built yet'; then
 		log "courtesy crawl is not built yet: skipped"
 		return 1
@@ -115,40 +123,45 @@ run_courtesy() {
 	local cap=()
 	[[ $MAX_DURATION != 0 ]] && cap=(--max-duration "$MAX_DURATION")
 	# shellcheck disable=SC2086 # COURTESY_ARGS is a list of flags
-	"$BIN/measure" -o "$WORK/courtesy.measure.json" -label courtesy -timeout "$TIMEOUT" -- \
+	"$BIN/measure" -o "$WORK/$name.measure.json" -label "$name" -timeout "$TIMEOUT" -- \
 		"$BIN/courtesy" crawl --seeds "$WORK/seeds.txt" --resolve "*.test=$ADDR" \
 		--delay "$DELAY" --data "$WORK/courtesy-data" --warc-dir "$WORK/warc" \
-		"${cap[@]}" $COURTESY_ARGS >"$WORK/courtesy.out" 2>&1 || log "courtesy exited with $? (see $WORK/courtesy.out)"
-	tail -n 5 "$WORK/courtesy.out" >&2 || true
+		"${cap[@]}" $COURTESY_ARGS >"$WORK/$name.out" 2>&1 || log "courtesy exited with $? (see $WORK/$name.out)"
+	tail -n 5 "$WORK/$name.out" >&2 || true
 	if [[ -d $WORK/warc ]]; then
 		log "WARC written: $(du -sh "$WORK/warc" | cut -f1)"
 	fi
 }
 
-for c in $CRAWLERS; do
-	log "load: $(cut -d' ' -f1-3 /proc/loadavg)"
-	start_testweb "$c"
-	log "running $c against testweb at $ADDR"
-	ok=1
-	case $c in
-	colly) run_colly colly ;;
-	colly-stock) run_colly colly-stock -stock ;;
-	courtesy) run_courtesy || ok=0 ;;
-	*)
-		log "unknown crawler $c"
-		ok=0
-		;;
-	esac
-	stop_testweb "$c"
-	if [[ $ok == 0 ]]; then
-		rm -f "$WORK/$c.report.json"
-	fi
-	rm -rf "$WORK/warc" "$WORK/courtesy-data"
-done
+for p in $PROFILES; do
+	GEN=(--plain --sites "$SITES" --pages-per-site "$PAGES" --profile "$p")
+	names=()
+	for c in $CRAWLERS; do
+		n=$p-$c
+		names+=("$n")
+		log "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+		start_testweb "$n"
+		log "profile $p: running $c against testweb at $ADDR"
+		ok=1
+		case $c in
+		colly) run_colly "$n" ;;
+		colly-stock) run_colly "$n" -stock ;;
+		courtesy) run_courtesy "$n" || ok=0 ;;
+		*)
+			log "unknown crawler $c"
+			ok=0
+			;;
+		esac
+		stop_testweb "$n"
+		if [[ $ok == 0 ]]; then
+			rm -f "$WORK/$n.report.json"
+		fi
+		rm -rf "$WORK/warc" "$WORK/courtesy-data"
+	done
 
-echo
-echo "Crawl benchmark $(date -u +%Y-%m-%dT%H:%MZ): $SITES sites x $PAGES pages, delay $DELAY, time cap $MAX_DURATION," \
-	"$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
-# shellcheck disable=SC2086
-"$BIN/crawltable" -dir "$WORK" $CRAWLERS
+	echo
+	echo "Crawl benchmark $(date -u +%Y-%m-%dT%H:%MZ), profile $p: $SITES sites x $PAGES pages, delay $DELAY, time cap $MAX_DURATION," \
+		"$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo
+	"$BIN/crawltable" -dir "$WORK" "${names[@]}"
+done

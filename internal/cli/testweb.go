@@ -152,7 +152,8 @@ Subcommands (same generation flags):
 // genFlags are the flags that decide which web is generated; serve, hosts,
 // sites and report must be given the same ones.
 type genFlags struct {
-	cfg testweb.Config
+	cfg     testweb.Config
+	profile string
 }
 
 func (g *genFlags) register(fs *flag.FlagSet) {
@@ -162,6 +163,7 @@ func (g *genFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&g.cfg.PageBytes, "page-bytes", testweb.DefaultPageBytes, "approximate size of a generated page in `BYTES`")
 	fs.IntVar(&g.cfg.LinksPerPage, "links", testweb.DefaultLinksPerPage, "links `N` from each page to pages of its own site")
 	fs.IntVar(&g.cfg.ExternalLinks, "external-links", testweb.DefaultExternalLinks, "links `N` from each page to other generic sites (0: none)")
+	fs.StringVar(&g.profile, "profile", string(testweb.ProfilePlain), "what generic sites look like: `NAME` plain (small pages, no errors) or realistic (heavy-tailed sizes, 20-60 links, shared boilerplate, 404/500/503, redirects, duplicates, slow pages; see docs/testweb.md)")
 	fs.BoolVar(&g.cfg.Plain, "plain", false, "leave the hazard sites out (pure throughput benchmarks)")
 	fs.BoolVar(&g.cfg.Structured, "structured", false, "add the structured-data sites (structured-*.test: schema.org in JSON-LD, microdata, RDFa)")
 	fs.DurationVar(&g.cfg.SlowDelay, "slow-delay", testweb.DefaultSlowDelay, "how long slow.test's slow pages wait (`DURATION`)")
@@ -171,6 +173,7 @@ func (g *genFlags) register(fs *flag.FlagSet) {
 
 func (g *genFlags) web() (*testweb.Web, error) {
 	cfg := g.cfg
+	cfg.Profile = testweb.Profile(g.profile)
 	if cfg.ExternalLinks == 0 {
 		cfg.NoExternal = true
 	}
@@ -252,6 +255,11 @@ func runTestwebSites(env *Env, args []string) error {
 		if len(s.Mirrors) > 0 {
 			line += " mirrors=" + strings.Join(s.Mirrors, ",")
 		}
+		if web.Config().Profile != testweb.ProfilePlain {
+			if r := web.Reachable(s); r != nil {
+				line += fmt.Sprintf(" reachable=%d", len(r))
+			}
+		}
 		fmt.Fprintln(env.Stdout, line)
 	}
 	return nil
@@ -287,6 +295,7 @@ file; - for stdin). Give the same generation flags as the server had.`)
 	minDelay := fs.Duration("min-delay", 0, "the per-host `DURATION` the crawler was configured with; shorter gaps are counted (0: not checked)")
 	tolerance := fs.Duration("tolerance", 0, "slack `DURATION` subtracted from every delay before comparing gaps")
 	allHosts := fs.Bool("all-hosts", false, "list every host, not only those with a problem or a robots delay")
+	cover := fs.Bool("coverage", false, "also compare the generic sites' pages fetched with those reachable by links")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
@@ -309,7 +318,7 @@ file; - for stdin). Give the same generation flags as the server had.`)
 		defer f.Close()
 		in = f
 	}
-	rep, err := report.Analyze(web, in, report.Options{Agent: *agent, MinDelay: *minDelay, Tolerance: *tolerance})
+	rep, err := report.Analyze(web, in, report.Options{Agent: *agent, MinDelay: *minDelay, Tolerance: *tolerance, Coverage: *cover})
 	if err != nil {
 		return err
 	}

@@ -239,3 +239,25 @@ func TestTestwebServe(t *testing.T) {
 		t.Errorf("%d log entries, want 2", n)
 	}
 }
+
+// --profile realistic changes the generic sites for every subcommand;
+// a bad profile is a usage error.
+func TestTestwebProfile(t *testing.T) {
+	code, out, errOut := run(t, "", "testweb", "sites", "--plain", "--sites", "2", "--pages-per-site", "40", "--profile", "realistic")
+	if code != 0 || !strings.Contains(out, "site-0001.test") || !strings.Contains(out, "reachable=") {
+		t.Errorf("sites --profile realistic: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = run(t, "", "testweb", "sites", "--plain", "--sites", "2")
+	if code != 0 || strings.Contains(out, "reachable=") {
+		t.Errorf("sites (plain): exit %d, reachable= shown\n%s", code, out)
+	}
+	code, _, errOut = run(t, "", "testweb", "hosts", "--profile", "fancy")
+	if code != 2 || !strings.Contains(errOut, "Profile") {
+		t.Errorf("hosts --profile fancy: exit %d, %s", code, errOut)
+	}
+	logPath := filepath.Join("..", "testweb", "report", "testdata", "crawl.jsonl")
+	code, out, errOut = run(t, "", "testweb", "report", "--sites", "2", "--profile", "realistic", "--coverage", logPath)
+	if code != 0 || !strings.Contains(out, "coverage: reachable pages fetched") {
+		t.Errorf("report --coverage: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -201,16 +201,20 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 				e.Annotations = append(e.Annotations, crawllog.AnnotationDuplicateDigest)
 				c.stats.dups.Add(1)
 				c.stats.revisits.Add(1)
-				stopped = c.tr.Duplicate(host)
+				stopped = c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: r.TargetURI, Exact: true})
 			}
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			c.log.Warn("digest lookup failed", "err", err)
 		}
 		if revisit == nil && page != nil && len(page.Text) > 0 {
-			if _, _, near := c.near.Check(host, dedup.Simhash(page.Text)); near {
-				e.Annotations = append(e.Annotations, crawllog.AnnotationNearDuplicate)
-				c.stats.dups.Add(1)
-				stopped = c.tr.Duplicate(host)
+			// The main content only (dedup.Fingerprint); pages too short
+			// to judge are left to the digest.
+			if fp, words := dedup.Fingerprint(res.Body); words >= dedup.MinWords {
+				if m, near := c.near.CheckURL(host, l.URL, fp); near {
+					e.Annotations = append(e.Annotations, crawllog.AnnotationNearDuplicate)
+					c.stats.dups.Add(1)
+					stopped = c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: m.URL})
+				}
 			}
 		}
 	}

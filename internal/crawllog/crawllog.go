@@ -24,7 +24,11 @@
 //
 // Status and size are right-aligned in 5 and 10 characters as Heritrix
 // does. A Writer is buffered and safe for concurrent use; Flush writes and
-// fsyncs. Parse and Scanner read the lines back (tests, resume).
+// fsyncs. It only ever writes whole lines (repair.go), so a process killed
+// at any point leaves no torn line, and Create cuts a torn tail that a
+// machine crash left. OpenRepair makes the log agree with the frontier on
+// resume: exactly one line per acknowledged URL. Parse and Scanner read the
+// lines back (tests, resume).
 package crawllog
 
 import (
@@ -301,12 +305,17 @@ type Options struct {
 	BufferBytes int
 }
 
-// Writer appends lines to a crawl log. Safe for concurrent use.
+// Writer appends lines to a crawl log. Safe for concurrent use. Its
+// buffer holds whole lines only and goes to the file in one write call, so
+// that a process killed between two writes (kill -9) leaves whole lines:
+// unlike a bufio.Writer, which cuts a line at the buffer's edge.
 type Writer struct {
-	now func() time.Time
-	mu  struct {
+	now  func() time.Time
+	size int // BufferBytes
+	mu   struct {
 		sync.Mutex
-		bw     *bufio.Writer
+		buf    []byte // whole lines not yet written
+		w      io.Writer
 		file   *os.File // nil when writing to a plain io.Writer
 		closer io.Closer
 		closed bool
@@ -320,31 +329,25 @@ func NewWriter(w io.Writer, opts Options) *Writer {
 	if cw.now == nil {
 		cw.now = time.Now
 	}
-	size := opts.BufferBytes
-	if size <= 0 {
-		size = 64 << 10
+	cw.size = opts.BufferBytes
+	if cw.size <= 0 {
+		cw.size = 64 << 10
 	}
-	cw.mu.bw = bufio.NewWriterSize(w, size)
+	cw.mu.w = w
+	cw.mu.buf = make([]byte, 0, cw.size)
 	return cw
 }
 
 // Create opens path for appending (a resumed crawl continues its log). If
-// a crash left a partial last line, a newline is added first so that the
-// partial line stays a single malformed line that Scanner reports and
-// skips.
+// a crash left a partial last line (a machine crash can, a killed process
+// cannot: see Writer), it is cut off; OpenRepair restores the lines of the
+// URLs the frontier acknowledged.
 func Create(path string, opts Options) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("crawllog: %w", err)
 	}
-	st, err := f.Stat()
-	if err == nil && st.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err = f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
-			_, err = f.Write([]byte("\n"))
-		}
-	}
-	if err != nil {
+	if _, err = cutTornTail(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("crawllog: %s: %w", path, err)
 	}
@@ -364,8 +367,27 @@ func (w *Writer) Log(e *Entry) error {
 	if w.mu.closed {
 		return errors.New("crawllog: writer closed")
 	}
-	w.mu.bw.WriteString(line)
-	if err := w.mu.bw.WriteByte('\n'); err != nil {
+	if len(w.mu.buf)+len(line)+1 > w.size && len(w.mu.buf) > 0 {
+		if err := w.writeLocked(); err != nil {
+			return err
+		}
+	}
+	w.mu.buf = append(w.mu.buf, line...)
+	w.mu.buf = append(w.mu.buf, '\n')
+	return nil
+}
+
+// writeLocked writes the buffered lines in one call.
+func (w *Writer) writeLocked() error {
+	if len(w.mu.buf) == 0 {
+		return nil
+	}
+	_, err := w.mu.w.Write(w.mu.buf)
+	w.mu.buf = w.mu.buf[:0]
+	if cap(w.mu.buf) > 4*w.size {
+		w.mu.buf = make([]byte, 0, w.size) // one huge line does not stay
+	}
+	if err != nil {
 		return fmt.Errorf("crawllog: write: %w", err)
 	}
 	return nil
@@ -379,8 +401,8 @@ func (w *Writer) Flush() error {
 }
 
 func (w *Writer) flushLocked() error {
-	if err := w.mu.bw.Flush(); err != nil {
-		return fmt.Errorf("crawllog: flush: %w", err)
+	if err := w.writeLocked(); err != nil {
+		return err
 	}
 	if w.mu.file != nil {
 		if err := w.mu.file.Sync(); err != nil {

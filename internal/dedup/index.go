@@ -87,6 +87,7 @@ type Index struct {
 type site struct {
 	name   string
 	hashes []uint64 // ring of up to MaxPerSite
+	urls   []string // URL of each hash, by slot ("" when not known, as after a reload)
 	next   int      // slot the next hash goes to
 	tables [4]map[uint16][]int32
 	seq    uint64 // sequence number of the next hash added (its store key)
@@ -185,6 +186,62 @@ func (x *Index) Check(siteName string, h uint64) (match uint64, dist int, ok boo
 		x.persist(siteName, seq, h)
 	}
 	return 0, 0, false
+}
+
+// Match is a near-duplicate CheckURL found.
+type Match struct {
+	// Hash is the stored hash, Dist its distance from the one checked.
+	Hash uint64
+	Dist int
+	// URL is the page the stored hash came from: "" when it was added
+	// without one, or loaded from the store after a restart (URLs are
+	// kept in memory only).
+	URL string
+}
+
+// CheckURL is Check for the page at url: it also remembers url with h,
+// and names the page a near-duplicate copies, so that the crawler can
+// tell traps (package traps) and report example pairs. The URLs cost
+// their length in memory per hash held (bounded by MaxHashes).
+func (x *Index) CheckURL(siteName, url string, h uint64) (Match, bool) {
+	x.mu.Lock()
+	s := x.lockedSite(siteName)
+	if m, d, ok := s.near(h, x.opts.Distance); ok {
+		u := s.urlOf(m)
+		x.mu.Unlock()
+		return Match{Hash: m, Dist: d, URL: u}, true
+	}
+	seq, added := x.addLocked(s, h)
+	if added {
+		s.setURL(h, url)
+	}
+	x.mu.Unlock()
+	if added {
+		x.persist(siteName, seq, h)
+	}
+	return Match{}, false
+}
+
+// urlOf returns the URL stored with hash h, or "".
+func (s *site) urlOf(h uint64) string {
+	for _, slot := range s.tables[0][block(h, 0)] {
+		if s.hashes[slot] == h && int(slot) < len(s.urls) {
+			return s.urls[slot]
+		}
+	}
+	return ""
+}
+
+// setURL records url for the slot holding h (the one just added).
+func (s *site) setURL(h uint64, url string) {
+	slot := (s.next - 1 + len(s.hashes)) % len(s.hashes)
+	if s.hashes[slot] != h {
+		return
+	}
+	for len(s.urls) <= slot {
+		s.urls = append(s.urls, "")
+	}
+	s.urls[slot] = url
 }
 
 // Flush commits the hashes added since the last Flush, without an fsync
@@ -333,6 +390,9 @@ func (s *site) add(h uint64, limit int) (seq uint64, added bool) {
 			}
 		}
 		s.hashes[slot] = h
+		if slot < len(s.urls) {
+			s.urls[slot] = "" // the URL of the forgotten hash
+		}
 	}
 	for i := range 4 {
 		b := block(h, i)

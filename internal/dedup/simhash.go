@@ -2,6 +2,8 @@ package dedup
 
 import (
 	"math/bits"
+	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -30,57 +32,66 @@ func mix64(h uint64) uint64 {
 
 // Simhash returns the 64-bit simhash (Charikar 2002; Manku, Jain and Das
 // Sarma 2007) of text. Words are maximal runs of letters and digits,
-// lower-cased; every word containing a digit counts as the same word, so
-// dates, times and counters do not change the hash. Features are word
-// pairs (2-shingles), each hashed with FNV-1a and a 64-bit finalizer and
-// weighted 1 per occurrence. On generated Zipfian text of 1,000 words, a
-// page whose weekday and month names changed stays within distance 3 in
-// 97% of cases, while distinct pages lie 10 or more bits apart (see the
-// tests); word unigrams instead collapse distinct pages of one language
-// onto the same hash. A text of one word uses that word; no words hash to 0.
-func Simhash(text string) uint64 { return simhashK(text, shingleWords) }
+// lower-cased; numbers are kept as their text ("5.1" is the words "5" and
+// "1"), so section numbers, versions and counters tell pages apart. Features
+// are word pairs (2-shingles), hashed with FNV-1a and a 64-bit finalizer,
+// and weighted: a pair weighs NumberWeight when it holds a number (dates,
+// times and counters change between near-duplicate copies of a page; a
+// page whose stamp changed stays near its copy) and WordWeight otherwise,
+// times 1+log2 of its count in the text (a phrase repeated a hundred times
+// counts about eight times, not a hundred: pages of one template that repeat
+// "Return type" or "See also" do not look alike for it). A text of one word
+// uses that word; no words hash to 0. Fingerprint applies it to the main
+// content of an HTML page.
+func Simhash(text string) uint64 {
+	f := getFeatures()
+	defer putFeatures(f)
+	f.addText(text)
+	return f.sum()
+}
 
-// shingleWords is the number of consecutive words in one feature.
-const shingleWords = 2
+// Feature weights of Simhash.
+const (
+	WordWeight   = 4
+	NumberWeight = 1
+	// shingleWords is the number of consecutive words in one feature.
+	shingleWords = 2
+	// maxFeatures bounds the distinct features of one text: past it new
+	// features are dropped (256 KiB of text has fewer).
+	maxFeatures = 1 << 17
+)
 
-func simhashK(text string, k int) uint64 {
-	var sums counter
-	var ring [8]uint64 // hashes of the last k words
-	nw := 0
+// features accumulates the weighted shingles of a text: the hashes of the
+// shingles with a number and of those without, each sorted and counted at
+// the end (a sort is cheaper than a map for a page's few thousand).
+type features struct {
+	words, nums []uint64
+	ring        [shingleWords]uint64
+	num         [shingleWords]bool
+	nw          int // words seen
+}
+
+var featurePool = sync.Pool{New: func() any { return new(features) }}
+
+// getFeatures returns an empty features from the pool; putFeatures gives
+// it back.
+func getFeatures() *features {
+	f := featurePool.Get().(*features)
+	f.words, f.nums, f.nw = f.words[:0], f.nums[:0], 0
+	return f
+}
+
+func putFeatures(f *features) {
+	if cap(f.words)+cap(f.nums) <= 1<<16 {
+		featurePool.Put(f)
+	}
+}
+
+// addText adds the words of text.
+func (f *features) addText(text string) {
 	var tok [MaxTokenBytes]byte
 	n := 0         // bytes in tok
 	digit := false // tok holds a digit
-	words := 0     // features added
-	flush := func() {
-		if n == 0 {
-			return
-		}
-		h := uint64(fnvOffset)
-		if digit {
-			// Every token with a digit is the same feature: dates, times,
-			// counters and prices are what changes between near-duplicate
-			// pages (seed 001 §4: session ids and growing URLs; dynamic
-			// "generated at" lines), not what makes pages different.
-			h = (h ^ '0') * fnvPrime
-		} else {
-			for _, c := range tok[:n] {
-				h ^= uint64(c)
-				h *= fnvPrime
-			}
-		}
-		digit = false
-		ring[nw%8] = mix64(h)
-		nw++
-		if nw >= k {
-			f := uint64(0)
-			for j := range k {
-				f = bits.RotateLeft64(f, 23) ^ ring[(nw-k+j)%8]
-			}
-			sums.add(mix64(f))
-			words++
-		}
-		n = 0
-	}
 	for i := 0; i < len(text); {
 		r, size := rune(text[i]), 1
 		if r >= utf8.RuneSelf {
@@ -111,21 +122,106 @@ func simhashK(text string, k int) uint64 {
 				n += utf8.EncodeRune(tok[n:], r)
 			}
 		default:
-			flush()
+			if n > 0 {
+				f.addWord(tok[:n], digit)
+			}
+			n, digit = 0, false
 		}
 	}
-	flush()
-	if words == 0 && nw > 0 {
+	if n > 0 {
+		f.addWord(tok[:n], digit)
+	}
+}
+
+// addWord adds one word and the shingle it ends.
+func (f *features) addWord(w []byte, number bool) {
+	h := uint64(fnvOffset)
+	for _, c := range w {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	f.ring[f.nw%shingleWords] = mix64(h)
+	f.num[f.nw%shingleWords] = number
+	f.nw++
+	if f.nw < shingleWords {
+		return
+	}
+	x := uint64(0)
+	hasNum := false
+	for j := range shingleWords {
+		k := (f.nw - shingleWords + j) % shingleWords
+		x = bits.RotateLeft64(x, 23) ^ f.ring[k]
+		hasNum = hasNum || f.num[k]
+	}
+	f.add(mix64(x), hasNum)
+}
+
+func (f *features) add(h uint64, number bool) {
+	if len(f.words)+len(f.nums) >= maxFeatures {
+		return
+	}
+	if number {
+		f.nums = append(f.nums, h)
+	} else {
+		f.words = append(f.words, h)
+	}
+}
+
+// sum returns the simhash of the features added.
+func (f *features) sum() uint64 {
+	if f.nw > 0 && f.nw < shingleWords {
 		// Fewer words than a shingle: the words are the features.
-		for j := range nw {
-			sums.add(ring[j])
+		for j := range f.nw {
+			f.add(f.ring[j], f.num[j])
 		}
-		words = nw
 	}
-	if words == 0 {
+	if len(f.words)+len(f.nums) == 0 {
 		return 0
 	}
-	return sums.sum()
+	var sums [64]int64
+	total := weigh(&sums, f.words, WordWeight) + weigh(&sums, f.nums, NumberWeight)
+	var out uint64
+	for b, v := range sums {
+		if 2*v > total {
+			out |= 1 << b
+		}
+	}
+	return out
+}
+
+// weigh adds each distinct hash of hs to sums, bit by bit, weighted by
+// base times 1 + floor(log2(its count)), and returns the weights' total.
+// It sorts hs. The hashes of each weight are counted eight bits at a time
+// (counter), then multiplied by the weight: most features occur once, so
+// this is one SWAR add per feature instead of 64 multiply-adds.
+func weigh(sums *[64]int64, hs []uint64, base int64) int64 {
+	slices.Sort(hs)
+	var byLevel [33]counter // level = 1 + floor(log2(count)), 1..32
+	used := 0               // highest level used
+	for i := 0; i < len(hs); {
+		j := i + 1
+		for j < len(hs) && hs[j] == hs[i] {
+			j++
+		}
+		lv := bits.Len(uint(j - i))
+		byLevel[lv].add(hs[i])
+		used = max(used, lv)
+		i = j
+	}
+	var total int64
+	for lv := 1; lv <= used; lv++ {
+		c := &byLevel[lv]
+		if c.total == 0 {
+			continue
+		}
+		c.drain()
+		w := base * int64(lv)
+		for b := range 64 {
+			sums[b] += w * int64(c.counts[b])
+		}
+		total += w * int64(c.total)
+	}
+	return total
 }
 
 // spread[v] has bit i of v in byte i, so that adding spread values counts
@@ -139,13 +235,11 @@ var spread = func() (t [256]uint64) {
 	return t
 }()
 
-// counter counts, for each of the 64 bit positions, the features that
-// have the bit set. A feature with the bit set adds +1 to the simhash sum,
-// one without it -1, so the bit of the result is set when more than half
-// of the features have it.
+// counter counts, for each of the 64 bit positions, the hashes added
+// that have the bit set.
 type counter struct {
 	lanes   [8]uint64 // lane j byte i: count of bit 8j+i, up to 255
-	pending int       // features in lanes
+	pending int       // hashes in lanes
 	counts  [64]int32
 	total   int32
 }
@@ -160,6 +254,7 @@ func (c *counter) add(h uint64) {
 	}
 }
 
+// drain moves the lanes into counts.
 func (c *counter) drain() {
 	for j := range 8 {
 		for i := range 8 {
@@ -168,17 +263,6 @@ func (c *counter) drain() {
 		c.lanes[j] = 0
 	}
 	c.pending = 0
-}
-
-func (c *counter) sum() uint64 {
-	c.drain()
-	var out uint64
-	for b := range 64 {
-		if 2*c.counts[b] > c.total {
-			out |= 1 << b
-		}
-	}
-	return out
 }
 
 // Hamming returns the number of bits in which a and b differ.

@@ -49,6 +49,10 @@ type Config struct {
 	// NoExternal, when set, makes pages link only inside their own site
 	// (ExternalLinks is then ignored).
 	NoExternal bool
+	// Profile says what the generic sites look like: ProfilePlain (the
+	// default, also "") or ProfileRealistic (PageBytes and LinksPerPage
+	// are then ignored for generic sites: sizes and links are drawn).
+	Profile Profile
 	// Plain leaves the hazard sites out: only the generic sites are
 	// served, for pure throughput benchmarks.
 	Plain bool
@@ -96,6 +100,7 @@ var DefaultAddrBase = netip.AddrFrom4([4]byte{127, 1, 0, 1})
 // withDefaults returns c with its zero fields set to their defaults.
 func (c Config) withDefaults() Config {
 	setDefault(&c.VisitTime, DefaultVisitTime)
+	setDefault(&c.Profile, ProfilePlain)
 	setDefault(&c.Sites, DefaultSites)
 	setDefault(&c.PagesPerSite, DefaultPagesPerSite)
 	setDefault(&c.PageBytes, DefaultPageBytes)
@@ -120,6 +125,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if !visitTimeRE.MatchString(d.VisitTime) {
 		errs = append(errs, fmt.Errorf("testweb: VisitTime %q: want HH:MM-HH:MM (UTC)", d.VisitTime))
+	}
+	if d.Profile != ProfilePlain && d.Profile != ProfileRealistic {
+		errs = append(errs, fmt.Errorf("testweb: Profile %q: want %q or %q", d.Profile, ProfilePlain, ProfileRealistic))
 	}
 	check := func(name string, v, lo, hi int64) {
 		if v < lo || v > hi {

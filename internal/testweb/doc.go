@@ -45,6 +45,16 @@
 // kind; docs/testweb.md describes every hazard and what a polite crawler
 // should do about it.
 //
+// # Profiles
+//
+// Config.Profile decides what the generic sites look like: ProfilePlain (the
+// default) serves small pages that all answer 200; ProfileRealistic serves
+// heavy-tailed page sizes, 20-60 links, boilerplate shared across a site and
+// a few per cent of 404, 500, transient 503, redirect chains, duplicate
+// bodies and slow answers (realistic.go has the rates). (*Web).Reachable
+// lists what a complete crawl of a generic site gets, so that a crawl's
+// coverage can be checked (report.Options.Coverage).
+//
 // # Knowing what a URL is
 //
 // (*Web).Lookup(host, target) classifies any request the way the handler

@@ -105,6 +105,11 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request, rt *route) {
 			sid = w.sessionLinks(rw, r, "")
 		}
 		b = w.renderGeneric(b, s, rt.n, s.pageCount(), extra, s.special == specMalformed, sid)
+	case opReal:
+		var ok bool
+		if b, ok = w.serveRealistic(rw, r, rt, b); !ok {
+			return
+		}
 	case opPrivate:
 		b = w.renderNamed(b, s, rt.path, "members only "+strconv.Itoa(rt.n), nil, pageOpts{})
 	case opNamed:

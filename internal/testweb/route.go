@@ -45,6 +45,15 @@ type Resource struct {
 	// every robots.txt of the web that answers 200 disallows (to every
 	// agent but those a group of robots-agents.test or regp.test allows).
 	Private bool
+	// Transient, for a page of the realistic profile, is how many times it
+	// answers 503 (with or without Retry-After) before it answers 200.
+	Transient int
+	// Delay is how long a slow page of the realistic profile waits before
+	// it answers.
+	Delay time.Duration
+	// DupOf, for a page of the realistic profile that serves another
+	// page's bytes, is that page's path.
+	DupOf string
 }
 
 type op int
@@ -68,6 +77,7 @@ const (
 	opEndless
 	opWild
 	opLocal
+	opReal
 )
 
 // route is a Resource plus what the handler needs to serve it.
@@ -83,6 +93,7 @@ type route struct {
 	opts   pageOpts
 	body   []byte
 	header [][2]string
+	fate   pageFate // opReal
 }
 
 // Lookup classifies a request for target (path and query, as in the
@@ -122,6 +133,9 @@ func (w *Web) route(host, target string) route {
 		if rt.Status == 0 {
 			rt.Status = 200 // every route helper sets it; this is a guard
 		}
+		return rt
+	}
+	if w.realistic(s) && w.routeRealistic(s, &rt) {
 		return rt
 	}
 	pages := s.pageCount()

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -128,6 +129,9 @@ type Site struct {
 	// aliasRobots, when not nil, is the robots.txt body (status 200)
 	// served on the Aliases instead of Robots.
 	aliasRobots []byte
+	// boiler is the realistic profile's shared boilerplate, built on first
+	// use.
+	boiler atomic.Pointer[boilerplate]
 }
 
 // pageCount is the number of generic pages the site serves.
@@ -149,7 +153,9 @@ func (s *Site) HasKind(k Kind) bool {
 }
 
 // Web is a built synthetic web. It is safe for concurrent use; its only
-// mutable state is the request counters /metrics shows.
+// mutable state is the request counters /metrics shows, the realistic
+// profile's boilerplate (built on first use) and the count of 503s its
+// transient pages have answered.
 type Web struct {
 	cfg    Config
 	sites  []*Site
@@ -159,6 +165,13 @@ type Web struct {
 	huge   []byte
 
 	counts [len(classes)]atomic.Int64 // requests served per class, for /metrics
+
+	// transient counts the 503s each transient page of the realistic
+	// profile has answered, by host and path.
+	transient struct {
+		sync.Mutex
+		tries map[string]int
+	}
 }
 
 // New builds the web cfg describes.

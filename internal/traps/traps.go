@@ -152,17 +152,22 @@ type Checker struct {
 	opts   Options
 	bucket *kv.Bucket
 
-	// mu guards sites, domains and hits.
-	mu      sync.Mutex
-	sites   map[string]*siteCounters
-	domains map[string]int
-	hits    map[Kind]int64
+	// mu guards sites, domains, hits and evidence.
+	mu       sync.Mutex
+	sites    map[string]*siteCounters
+	domains  map[string]int
+	hits     map[Kind]int64
+	evidence map[string]*dupEvidence // sites with duplicates (dups.go)
 }
 
 // siteCounters is one site's counters (persisted).
 type siteCounters struct {
 	urls, dups int
-	trapped    Kind
+	// trapShaped, chain and pattern count the duplicates DuplicateOf
+	// found trap-shaped, chained, and the most sharing one pattern.
+	trapShaped, chain, pattern int
+	trapped                    Kind
+	examples                   []Pair // of a site stopped by Duplicates
 }
 
 // Open loads the persisted counters from db (nil: memory only) and returns
@@ -171,16 +176,22 @@ func Open(db *kv.DB, limits Limits, opts Options) (*Checker, error) {
 	if err := limits.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Checker{limits: limits.WithDefaults(), opts: opts, sites: map[string]*siteCounters{}, domains: map[string]int{}, hits: map[Kind]int64{}}
+	c := &Checker{limits: limits.WithDefaults(), opts: opts, sites: map[string]*siteCounters{}, domains: map[string]int{}, hits: map[Kind]int64{},
+		evidence: map[string]*dupEvidence{}}
 	if db == nil {
 		return c, nil
 	}
 	c.bucket = db.Bucket(bucketName)
+	examples := map[string][]Pair{}
 	err := c.bucket.Scan(nil, func(k, v []byte) error {
 		if len(k) > 0 && k[0] == 0 { // hit counters
 			if n, ok := binary.Uvarint(v); ok > 0 {
 				c.hits[Kind(k[1:])] = int64(n)
 			}
+			return nil
+		}
+		if len(k) > 0 && k[0] == 1 { // examples of a stopped site
+			examples[string(k[1:])] = decodeExamples(v)
 			return nil
 		}
 		s, err := decodeSite(v)
@@ -197,27 +208,42 @@ func Open(db *kv.DB, limits Limits, opts Options) (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("traps: load: %w", err)
 	}
+	for name, ex := range examples {
+		if s := c.sites[name]; s != nil {
+			s.examples = ex
+		}
+	}
 	return c, nil
 }
 
 // Limits returns the limits in force (defaults filled in).
 func (c *Checker) Limits() Limits { return c.limits }
 
+// countersV2 marks the encoding with the duplicate rule's counters; the
+// older one (urls, dups, kind) is still read. No Kind starts with it.
+const countersV2 = 0xff
+
 func decodeSite(v []byte) (*siteCounters, error) {
-	u, n := binary.Uvarint(v)
-	if n <= 0 {
-		return nil, errors.New("corrupt counters")
+	var f [5]uint64
+	nf := 2
+	if len(v) > 0 && v[0] == countersV2 {
+		v, nf = v[1:], 5
 	}
-	d, m := binary.Uvarint(v[n:])
-	if m <= 0 || u > 1<<40 || d > 1<<40 {
-		return nil, errors.New("corrupt counters")
+	for i := 0; i < nf; i++ {
+		x, n := binary.Uvarint(v)
+		if n <= 0 || x > 1<<40 {
+			return nil, errors.New("corrupt counters")
+		}
+		f[i], v = x, v[n:]
 	}
-	return &siteCounters{urls: int(u), dups: int(d), trapped: Kind(v[n+m:])}, nil
+	return &siteCounters{urls: int(f[0]), dups: int(f[1]), trapShaped: int(f[2]), chain: int(f[3]), pattern: int(f[4]), trapped: Kind(v)}, nil
 }
 
 func (s *siteCounters) encode() []byte {
-	b := binary.AppendUvarint(nil, uint64(s.urls))
-	b = binary.AppendUvarint(b, uint64(s.dups))
+	b := []byte{countersV2}
+	for _, x := range []int{s.urls, s.dups, s.trapShaped, s.chain, s.pattern} {
+		b = binary.AppendUvarint(b, uint64(x))
+	}
 	return append(b, s.trapped...)
 }
 
@@ -262,7 +288,7 @@ func (c *Checker) detailLocked(k Kind) string {
 	case URLsPerSite:
 		return fmt.Sprintf("%d URLs reached", c.limits.MaxURLsPerSite)
 	case Duplicates:
-		return fmt.Sprintf("%d duplicates reached", c.limits.MaxDuplicatesPerSite)
+		return fmt.Sprintf("more than %d trap-shaped duplicates", c.limits.MaxDuplicatesPerSite)
 	}
 	return string(k)
 }
@@ -289,18 +315,13 @@ func (c *Checker) Admitted(site string, n int) {
 	})
 }
 
-// Duplicate counts one exact or near-duplicate page fetched on site. When
-// the site passes MaxDuplicatesPerSite its links are no longer followed
-// (seed 001 §4.1: a malfunctioning site or session-id trap shows as many
-// duplicates). It reports whether the site is now stopped.
+// Duplicate counts one duplicate page of site of which nothing else is
+// known: DuplicateOf with an empty Dup, which is never trap-shaped, so it
+// never stops the site. It reports whether the site is stopped.
+//
+// Deprecated: use DuplicateOf, which can tell a trap from documentation.
 func (c *Checker) Duplicate(site string) bool {
-	return c.update(site, func(s *siteCounters) Kind {
-		s.dups++
-		if c.limits.MaxDuplicatesPerSite > 0 && s.dups > c.limits.MaxDuplicatesPerSite {
-			return Duplicates
-		}
-		return ""
-	})
+	return c.DuplicateOf(site, Dup{})
 }
 
 // update applies fn to site's counters, persists them and reports whether
@@ -327,14 +348,23 @@ func (c *Checker) update(name string, fn func(*siteCounters) Kind) bool {
 	stopped := s.trapped != ""
 	enc := s.encode()
 	var detail string
+	var examples []byte
 	if newly != "" {
 		detail = c.detailLocked(newly)
+		if len(s.examples) > 0 {
+			examples = encodeExamples(s.examples)
+		}
 	}
 	c.mu.Unlock()
 	if c.bucket != nil {
 		// Durable with the frontier's next synced commit (package doc).
 		if err := c.bucket.SetNoSync([]byte(name), enc); err != nil && c.opts.OnError != nil {
 			c.opts.OnError(name, fmt.Errorf("traps: store counters of %s: %w", name, err))
+		}
+		if examples != nil {
+			if err := c.bucket.SetNoSync(append([]byte{1}, name...), examples); err != nil && c.opts.OnError != nil {
+				c.opts.OnError(name, fmt.Errorf("traps: store examples of %s: %w", name, err))
+			}
 		}
 	}
 	if newly != "" && c.opts.OnTrap != nil {

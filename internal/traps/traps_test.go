@@ -96,13 +96,15 @@ func TestSiteLimitsPersist(t *testing.T) {
 	if v := check(t, c, "big.test", "http://big.test/new", 1); v.Kind != URLsPerSite {
 		t.Errorf("stopped site admitted a URL: %v", v)
 	}
+	// A chain: item i+1 found on item i, a copy of item 0.
 	for i := range 3 {
-		stopped := c.Duplicate("dup.test")
+		d := Dup{URL: fmt.Sprintf("http://dup.test/item/%d", i+1), Via: fmt.Sprintf("http://dup.test/item/%d", i), Of: "http://dup.test/item/0"}
+		stopped := c.DuplicateOf("dup.test", d)
 		if want := i == 2; stopped != want {
 			t.Errorf("duplicate %d: stopped = %v, want %v", i+1, stopped, want)
 		}
 	}
-	c.Duplicate("dup.test")
+	c.DuplicateOf("dup.test", Dup{URL: "http://dup.test/item/9", Via: "http://dup.test/item/3"})
 	if len(events) != 2 || events[0] != "big.test urls-per-site" || events[1] != "dup.test duplicates" {
 		t.Errorf("events = %v, want one per stopped site", events)
 	}
@@ -125,6 +127,9 @@ func TestSiteLimitsPersist(t *testing.T) {
 	}
 	if k, stopped := c.Stopped("dup.test"); !stopped || k != Duplicates {
 		t.Errorf("dup.test after reopen: %v %v", k, stopped)
+	}
+	if ss := c.StoppedSites(); len(ss) != 2 || ss[1].Site != "dup.test" || len(ss[1].Examples) != 3 || ss[1].Chained != 4 || ss[1].Duplicates != 4 {
+		t.Errorf("stopped sites after reopen = %+v", ss)
 	}
 	c.Admitted("small.test", 6)
 	if _, stopped := c.Stopped("small.test"); stopped {

@@ -1,8 +1,9 @@
 // Command crawltable prints the crawl benchmark's table (bench/crawl/run.sh,
 // docs/performance.md): for each crawler, the pages it fetched as the
 // synthetic web counted them (`courtesy testweb report --json`), the cost
-// of the crawler process (bench/measure's JSON) and the politeness the
-// report found; then the ratios of the last crawler to the first against
+// of the crawler process (bench/measure's JSON), the politeness the report
+// found and, when the report was made with --coverage, how many of the
+// pages reachable by links the crawler fetched; then the ratios of the last crawler to the first against
 // issue 5's targets (at least 3x the pages/s, at most 1/3 of the CPU per
 // page, RSS under 500 MB).
 //
@@ -42,6 +43,19 @@ type reported struct {
 	MinDelayViolations int `json:"min_delay_violations"`
 	Disallowed         int `json:"disallowed"`
 	BeforeRobots       int `json:"before_robots"`
+	// Coverage is there when the report was made with --coverage.
+	Coverage *struct {
+		Reachable int `json:"reachable"`
+		Fetched   int `json:"fetched"`
+	} `json:"coverage"`
+}
+
+// coverage is the "reachable pages fetched" cell.
+func (r reported) coverage() string {
+	if r.Coverage == nil || r.Coverage.Reachable == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d (%.1f %%)", r.Coverage.Fetched, r.Coverage.Reachable, 100*float64(r.Coverage.Fetched)/float64(r.Coverage.Reachable))
 }
 
 // row is one crawler's line.
@@ -124,21 +138,21 @@ func readJSON(name string, v any) error {
 }
 
 func writeTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| crawler | pages | requests | seconds | pages/s | CPU s | CPU ms/page | max RSS MB | exit | overlaps | gaps < delay | disallowed | before robots |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| crawler | pages | requests | seconds | pages/s | CPU s | CPU ms/page | max RSS MB | exit | overlaps | gaps < delay | disallowed | before robots | reachable pages fetched |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range rows {
 		if !r.ok {
-			fmt.Fprintf(w, "| %s | %s | | | | | | | | | | | |\n", r.name, r.why)
+			fmt.Fprintf(w, "| %s | %s | | | | | | | | | | | | |\n", r.name, r.why)
 			continue
 		}
 		exit := fmt.Sprint(r.m.ExitCode)
 		if r.m.TimedOut {
 			exit += " (killed at timeout)"
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %.1f | %.0f | %.1f | %.2f | %.0f | %s | %d | %d | %d | %d |\n",
+		fmt.Fprintf(w, "| %s | %d | %d | %.1f | %.0f | %.1f | %.2f | %.0f | %s | %d | %d | %d | %d | %s |\n",
 			r.name, r.r.Pages, r.r.Requests, r.m.WallSeconds, r.pagesPerSec(),
 			r.m.CPUSeconds, r.cpuMsPerPage(), r.m.MaxRSSMB, exit,
-			r.r.Overlaps, r.r.MinDelayViolations, r.r.Disallowed, r.r.BeforeRobots)
+			r.r.Overlaps, r.r.MinDelayViolations, r.r.Disallowed, r.r.BeforeRobots, r.r.coverage())
 	}
 	if len(rows) < 2 || !rows[len(rows)-1].ok {
 		return

@@ -45,6 +45,29 @@ type Options struct {
 	Tolerance time.Duration
 	// MaxExamples bounds the examples kept per kind of problem. Default 10.
 	MaxExamples int
+	// Coverage, when set, also checks the crawl's coverage of the generic
+	// sites against what was reachable (Report.Coverage).
+	Coverage bool
+}
+
+// Coverage compares the pages of the generic sites a crawl fetched with
+// the pages reachable by links (testweb.Web.Reachable: transient errors
+// retried, redirects followed, robots.txt obeyed).
+type Coverage struct {
+	// Sites is the number of generic sites; SitesVisited of them got at
+	// least one request.
+	Sites        int `json:"sites"`
+	SitesVisited int `json:"sites_visited"`
+	// Reachable counts the reachable pages of all generic sites;
+	// Fetched those the crawl got with a 2xx answer.
+	Reachable int `json:"reachable"`
+	Fetched   int `json:"fetched"`
+	// ReachableVisited and FetchedVisited count the same over the sites
+	// the crawl visited, for crawls seeded with a part of the web.
+	ReachableVisited int `json:"reachable_visited"`
+	FetchedVisited   int `json:"fetched_visited"`
+	// Missed shows a few reachable pages of visited sites never fetched.
+	Missed []string `json:"missed,omitempty"`
 }
 
 // Report is the politeness report of one crawl. Durations are in
@@ -123,6 +146,8 @@ type Report struct {
 	Hosts []HostStats `json:"hosts"`
 	// Examples shows a few requests of each kind of problem.
 	Examples []Example `json:"examples"`
+	// Coverage is set when Options.Coverage asked for it.
+	Coverage *Coverage `json:"coverage,omitempty"`
 
 	byHost map[string]int
 }
@@ -445,7 +470,50 @@ func AnalyzeEntries(web *testweb.Web, entries []testweb.Entry, opts Options) *Re
 		rep.Hosts = append(rep.Hosts, hs)
 	}
 	slices.SortStableFunc(rep.Examples, func(x, y Example) int { return cmp.Compare(x.Problem, y.Problem) })
+	if opts.Coverage {
+		rep.Coverage = coverage(web, perHost, opts.MaxExamples)
+	}
 	return rep
+}
+
+// coverage counts the reachable pages of the generic sites that some
+// request got with a 2xx.
+func coverage(web *testweb.Web, perHost map[string][]*testweb.Entry, maxMissed int) *Coverage {
+	c := &Coverage{}
+	for _, s := range web.Sites() {
+		reach := web.Reachable(s)
+		if reach == nil {
+			continue
+		}
+		c.Sites++
+		ok := map[string]bool{}
+		visited := false
+		for _, name := range append([]string{s.Host}, s.Aliases...) {
+			for _, e := range perHost[name] {
+				visited = true
+				if e.Status >= 200 && e.Status < 300 {
+					ok[e.Target] = true
+				}
+			}
+		}
+		if visited {
+			c.SitesVisited++
+			c.ReachableVisited += len(reach)
+		}
+		c.Reachable += len(reach)
+		prefix := "http://" + s.Host
+		for _, u := range reach {
+			if ok[strings.TrimPrefix(u, prefix)] {
+				c.Fetched++
+				if visited {
+					c.FetchedVisited++
+				}
+			} else if visited && len(c.Missed) < maxMissed {
+				c.Missed = append(c.Missed, u)
+			}
+		}
+	}
+	return c
 }
 
 // hostStats judges the requests to one host, sorted by start.

@@ -336,3 +336,48 @@ func TestNonCanonicalAndMirrors(t *testing.T) {
 		}
 	}
 }
+
+// Coverage counts the reachable pages of generic sites that answered 2xx,
+// over all sites and over those visited, and names the ones missed.
+func TestCoverage(t *testing.T) {
+	web, err := testweb.New(testweb.Config{Seed: 2, Sites: 3, PagesPerSite: 60, Plain: true, Profile: testweb.ProfileRealistic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := web.Sites()[1]
+	reach := web.Reachable(s)
+	if len(reach) < 40 {
+		t.Fatalf("only %d reachable pages", len(reach))
+	}
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var entries []testweb.Entry
+	for i, u := range reach {
+		status := 200
+		if i == 3 {
+			status = 503 // answered only with an error: missed
+		}
+		target := strings.TrimPrefix(u, "http://"+s.Host)
+		entries = append(entries, testweb.Entry{Start: t0, End: t0, Method: "GET", Host: s.Host, Target: target, Status: status})
+	}
+	total := 0
+	for _, o := range web.Sites() {
+		total += len(web.Reachable(o))
+	}
+	rep := AnalyzeEntries(web, entries, Options{Coverage: true})
+	c := rep.Coverage
+	if c == nil {
+		t.Fatal("no coverage")
+	}
+	want := Coverage{Sites: 3, SitesVisited: 1, Reachable: total, Fetched: len(reach) - 1,
+		ReachableVisited: len(reach), FetchedVisited: len(reach) - 1, Missed: []string{reach[3]}}
+	if fmt.Sprint(*c) != fmt.Sprint(want) {
+		t.Errorf("coverage %+v\nwant %+v", *c, want)
+	}
+	if rep2 := AnalyzeEntries(web, entries, Options{}); rep2.Coverage != nil {
+		t.Error("coverage computed without Options.Coverage")
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteText(&buf, false); err != nil || !strings.Contains(buf.String(), "coverage: missed") {
+		t.Errorf("text report lacks the missed page (err %v)", err)
+	}
+}

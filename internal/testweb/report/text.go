@@ -58,6 +58,13 @@ func (r *Report) WriteText(w io.Writer, allHosts bool) error {
 		p("pages per mirror of "+m.Site, fmt.Sprintf("%s (%d paths on several)", strings.Join(parts, ", "), m.Overlap))
 	}
 	p("requests to unknown hosts", r.UnknownHostRequests)
+	if c := r.Coverage; c != nil {
+		p("coverage: reachable pages fetched (generic sites)", fmt.Sprintf("%d of %d (%s)", c.Fetched, c.Reachable, pct(c.Fetched, c.Reachable)))
+		p("coverage: same, sites visited", fmt.Sprintf("%d of %d (%s) on %d of %d sites", c.FetchedVisited, c.ReachableVisited, pct(c.FetchedVisited, c.ReachableVisited), c.SitesVisited, c.Sites))
+		for _, u := range c.Missed {
+			p("coverage: missed", u)
+		}
+	}
 	uas := make([]string, 0, len(r.UserAgents))
 	for ua := range r.UserAgents {
 		uas = append(uas, ua)
@@ -104,4 +111,12 @@ func (r *Report) WriteText(w io.Writer, allHosts bool) error {
 
 func fmtDur(d time.Duration) string {
 	return fmt.Sprintf("%.3fs", d.Seconds())
+}
+
+// pct formats n/d as a percentage.
+func pct(n, d int) string {
+	if d == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(d))
 }

@@ -174,7 +174,9 @@ func Write(w io.Writer, entries []Entry) error {
 }
 
 // WriteFile writes the sorted index to path atomically: a temporary file in
-// the same directory, fsync, rename, fsync of the directory.
+// the same directory, fsync, rename, fsync of the directory. The file is
+// made readable by all (0644), like the WARC files it indexes: replay
+// tools run as other users (os.CreateTemp would leave it 0600).
 func WriteFile(path string, entries []Entry) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -184,6 +186,10 @@ func WriteFile(path string, entries []Entry) error {
 	if err := Write(tmp, entries); err != nil {
 		tmp.Close()
 		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cdxj: chmod: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()

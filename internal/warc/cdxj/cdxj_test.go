@@ -2,6 +2,8 @@ package cdxj
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -115,6 +117,24 @@ func TestWriteSorted(t *testing.T) {
 	}
 	if _, err := ReadAll(strings.NewReader("bad line\n")); err == nil {
 		t.Error("bad line read")
+	}
+}
+
+// The index file is readable by all, like the WARC files beside it.
+func TestWriteFileMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.cdxj")
+	if err := WriteFile(path, []Entry{{Timestamp: "20260101000000", URL: "http://a.example/"}}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+	if m, _ := filepath.Glob(path + ".tmp*"); len(m) != 0 {
+		t.Errorf("temporary files left: %v", m)
 	}
 }
 
