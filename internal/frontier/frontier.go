@@ -230,6 +230,12 @@ type Frontier struct {
 		wake     chan struct{}
 		// ahead lists the queues' read-aheads (ahead.go).
 		ahead aheadList
+		// pending holds SetDelay and BlockQueueUntil calls on queues that
+		// do not exist yet, applied when the queue appears (pending.go).
+		pending map[pendingKey]pendingQueue
+		// purged lists the URLs PurgeURLs removed in the commit group
+		// being built (committer only; list.go).
+		purged map[seenKey]bool
 	}
 }
 
@@ -397,6 +403,7 @@ func (f *Frontier) queueLocked(c *crawl, key string, create bool) *queue {
 		}
 		f.mu.dirtyCrw[c] = struct{}{}
 		f.mu.dirty[q] = struct{}{}
+		f.applyPendingLocked(q)
 	}
 	return q
 }
