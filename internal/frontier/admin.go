@@ -278,6 +278,7 @@ func (f *Frontier) DeleteQueue(ctx context.Context, crawlID, key string) (uint64
 // dropQueueLocked forgets q in memory, with its leases.
 func (f *Frontier) dropQueueLocked(q *queue) {
 	c := q.crawl
+	f.unparkLocked(q)
 	for _, l := range q.leased {
 		if l.idx >= 0 {
 			heap.Remove(&f.mu.leases, l.idx)

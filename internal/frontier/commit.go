@@ -520,7 +520,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	}
 	sweepLeasesLocked(sweep)
 	for q := range touched {
-		q.parked = false
+		f.unparkLocked(q)
 		q.nextDue = 0
 		f.rescheduleLocked(q)
 	}

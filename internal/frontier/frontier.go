@@ -249,6 +249,9 @@ type crawl struct {
 	deleted bool
 	// qidIndex maps queue ids to queues; built lazily by byQID.
 	qidIndex map[uint32]*queue
+	// parkedAt holds the queues parked at each in-flight limit
+	// (queue.parkLimit; parkLocked).
+	parkedAt map[int]map[*queue]struct{}
 }
 
 // Open opens the frontier stored in db (creating it if empty) and starts its
@@ -462,3 +465,7 @@ func (f *Frontier) NextReady() (time.Time, bool) {
 	defer f.mu.Unlock()
 	return f.nextReadyLocked()
 }
+
+// NormalizeCrawlID returns the crawl ID a request names: blank means
+// DefaultCrawl (URLFrontier CrawlID), surrounding space is dropped.
+func NormalizeCrawlID(id string) string { return normCrawl(id) }

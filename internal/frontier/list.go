@@ -257,7 +257,7 @@ func (f *Frontier) PurgeURLs(ctx context.Context, p ListParams, createdBefore ti
 				}
 			}
 			f.mu.dirty[q] = struct{}{}
-			q.parked = false
+			f.unparkLocked(q)
 			q.nextDue = 0
 			f.rescheduleLocked(q)
 		}

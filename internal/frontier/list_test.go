@@ -167,3 +167,23 @@ func TestPendingDelayAndBlock(t *testing.T) {
 		t.Errorf("pending after unblock = %d", n)
 	}
 }
+
+// TestParkedQueueServedAtHigherLimit: a queue parked because its in-flight
+// count reached one caller's MaxURLsPerQueue is served to a caller that
+// allows more (clients of a shared frontier ask with different limits).
+func TestParkedQueueServedAtHigherLimit(t *testing.T) {
+	fx := newFixture(t)
+	fx.put(disc("http://h.test/1"), disc("http://h.test/2"), disc("http://h.test/3"))
+	if got := fx.get(GetParams{MaxURLsPerQueue: 1, Lease: time.Hour}); len(got) != 1 {
+		t.Fatalf("first = %v", got)
+	}
+	if got := fx.get(GetParams{MaxURLsPerQueue: 1, Lease: time.Hour}); got != nil {
+		t.Fatalf("at its limit = %v", got)
+	}
+	if got := fx.get(GetParams{MaxURLsPerQueue: 2, Lease: time.Hour}); len(got) != 1 {
+		t.Fatalf("limit 2 = %v, want one more", got)
+	}
+	if got := fx.get(GetParams{Key: "h.test", Lease: time.Hour}); len(got) != 1 {
+		t.Fatalf("by key, no limit = %v, want the last", got)
+	}
+}
