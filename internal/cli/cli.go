@@ -42,13 +42,14 @@ type command struct {
 
 // commands is the table of subcommands; each lives in its own file.
 var commands = map[string]command{
-	"version": {"print the version", runVersion},
-	"robots":  {"check and lint robots.txt files (check, lint)", runRobots},
-	"testweb": {"serve the synthetic web; report on a crawl's politeness", runTestweb},
-	"proxy":   {"run the polite forward proxy and the politeness services", runProxy},
-	"serve":   {"run the shared frontier (URLFrontier gRPC) and politeness services", runServe},
-	"crawl":   {"crawl politely from seed URLs, writing WARC files", runCrawl},
-	"demo":    {"crawl the built-in synthetic web for about 30 seconds", runDemo},
+	"version":  {"print the version", runVersion},
+	"robots":   {"check and lint robots.txt files (check, lint)", runRobots},
+	"testweb":  {"serve the synthetic web; report on a crawl's politeness", runTestweb},
+	"proxy":    {"run the polite forward proxy and the politeness services", runProxy},
+	"serve":    {"run the shared frontier (URLFrontier gRPC) and politeness services", runServe},
+	"frontier": {"talk to a URLFrontier service: queues, stats, put, dump, ...", runFrontier},
+	"crawl":    {"crawl politely from seed URLs, writing WARC files", runCrawl},
+	"demo":     {"crawl the built-in synthetic web for about 30 seconds", runDemo},
 }
 
 // usageError marks a bad invocation (exit code 2).

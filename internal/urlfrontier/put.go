@@ -3,6 +3,7 @@ package urlfrontier
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"io"
 	"sync"
 	"time"
@@ -19,7 +20,8 @@ import (
 // back by HTTP/2 flow control instead of filling memory. A few workers
 // gather what the reader queued into one frontier.Put each, so that items
 // of one stream share commits (and their fsync) with each other and with
-// other streams.
+// other streams. Items of one URL are applied in the order they were sent;
+// acks may come back in another order (they carry the item's ID).
 
 // putWorkers is the number of frontier.Put calls one stream may have in
 // flight.
@@ -39,11 +41,20 @@ type putItem struct {
 func (s *Server) PutURLs(stream pb.URLFrontier_PutURLsServer) error {
 	ctx := stream.Context()
 	sem := make(chan struct{}, s.o.MaxPutInFlight)
-	queued := make(chan putItem, s.o.MaxPutInFlight)
+	// Items of one URL go to one worker, so that they are applied in the
+	// order they were sent (a refetch date, then completed).
+	var workers [putWorkers]chan putItem
+	for i := range workers {
+		workers[i] = make(chan putItem, s.o.MaxPutInFlight)
+	}
 	var sendMu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		defer close(queued)
+		defer func() {
+			for _, w := range workers {
+				close(w)
+			}
+		}()
 		for {
 			select {
 			case sem <- struct{}{}:
@@ -57,10 +68,13 @@ func (s *Server) PutURLs(stream pb.URLFrontier_PutURLsServer) error {
 			if err != nil {
 				return err
 			}
-			queued <- s.readItem(in)
+			it := s.readItem(in)
+			h := fnv.New32a()
+			h.Write([]byte(it.item.Info.URL))
+			workers[h.Sum32()%putWorkers] <- it
 		}
 	})
-	for range putWorkers {
+	for _, queued := range workers {
 		g.Go(func() error {
 			batch := make([]putItem, 0, maxGather)
 			for first := range queued {
