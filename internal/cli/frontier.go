@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"context"
 	"errors"
 	"flag"
@@ -119,6 +121,7 @@ type sub struct {
 
 func (fc *frontierClient) parseSub(name string, args []string, flags ...string) (*sub, error) {
 	s := &sub{fs: newFlagSet(fc.env, "frontier "+name, "", "")}
+	s.fs.StringVar(&fc.crawl, "crawl", fc.crawl, "crawl `ID` (as before the command)")
 	for _, f := range flags {
 		switch f {
 		case "key":
@@ -265,7 +268,7 @@ func (fc *frontierClient) run(ctx context.Context, name string, args []string) e
 		if err != nil {
 			return err
 		}
-		b, err := protojson.Marshal(it)
+		b, err := marshalLine(it)
 		if err != nil {
 			return err
 		}
@@ -540,7 +543,7 @@ func (fc *frontierClient) dump(ctx context.Context, name string, s *sub) error {
 			if err != nil {
 				return err
 			}
-			b, err := protojson.Marshal(it)
+			b, err := marshalLine(it)
 			if err != nil {
 				return err
 			}
@@ -559,4 +562,18 @@ func (fc *frontierClient) dump(ctx context.Context, name string, s *sub) error {
 		}
 	}
 	return nil
+}
+
+// marshalLine is a message in protobuf's JSON mapping on one line, in a
+// stable form (protojson varies its spacing on purpose).
+func marshalLine(m *pb.URLItem) ([]byte, error) {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -194,7 +194,8 @@ func (f *Frontier) CountURLs(ctx context.Context, p ListParams) (uint64, error) 
 }
 
 // PurgeURLs deletes the URLs p selects (Filter applies; Start and Size are
-// ignored) that were created before createdBefore, queued or completed,
+// ignored) that were created at or before createdBefore (whole seconds:
+// so with createdBefore now, every URL stored so far), queued or completed,
 // with any lease on them, and returns how many it deleted (URLFrontier
 // PurgeURLs). Deleted URLs may be discovered again.
 func (f *Frontier) PurgeURLs(ctx context.Context, p ListParams, createdBefore time.Time) (uint64, error) {
@@ -229,7 +230,7 @@ func (f *Frontier) PurgeURLs(ctx context.Context, p ListParams, createdBefore ti
 					}
 					// Entries of older builds carry no creation time:
 					// they are kept, not guessed at.
-					if !e.hasCreated || e.created >= limit || !p.match(e.url) {
+					if !e.hasCreated || e.created > limit || !p.match(e.url) {
 						return nil
 					}
 					b.Delete(k, nil)
