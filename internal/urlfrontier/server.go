@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -471,7 +472,8 @@ func toItem(info *pb.URLInfo) (frontier.URLInfo, error) {
 	}
 	key := info.GetKey()
 	if key == "" {
-		if key = frontier.DefaultKey(u); key == "" {
+		// frontier.DefaultKey, without parsing the URL again.
+		if key = strings.ToLower(pu.Hostname()); key == "" {
 			return frontier.URLInfo{}, errors.New("URL without a host")
 		}
 	}
