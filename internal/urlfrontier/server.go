@@ -492,3 +492,5 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
