@@ -41,7 +41,9 @@ type ClientOptions struct {
 }
 
 // Client is a remote frontier: the calls Courtesy's crawler makes on a
-// *frontier.Frontier, made to a URLFrontier service (Courtesy's or any
+// *frontier.Frontier, with the same signatures (Put, Get, Release,
+// BlockQueueUntil, Retire, Stats, WaitReady, Close; see the Crawler
+// interface in the tests), made to a URLFrontier service (Courtesy's or any
 // other). While the service is unreachable each call retries with
 // exponential backoff until its context ends, and says so in the log; a
 // call that fails for another reason returns the error.
@@ -326,15 +328,58 @@ func (c *Client) BlockQueueUntil(ctx context.Context, crawlID, key string, t tim
 	})
 }
 
-// Release ends the lease on a URL so that it can be served again soon:
-// URLFrontier has no such call, so it is acknowledged with a refetch date
-// of now (rounded up to the second).
-func (c *Client) Release(ctx context.Context, info frontier.URLInfo) error {
+// ReleaseContext ends the lease on a URL so that it can be served again
+// soon: URLFrontier has no such call, so it is acknowledged with a refetch
+// date of now (rounded up to the second).
+func (c *Client) ReleaseContext(ctx context.Context, info frontier.URLInfo) error {
 	return c.Ack(ctx, info, time.Now())
 }
 
-// Stats returns a crawl's or queue's statistics (GetStats).
-func (c *Client) Stats(ctx context.Context, crawlID, key string) (frontier.Stats, error) {
+// Release is ReleaseContext within CallTimeout, shaped as
+// frontier.Frontier.Release: a failure is logged, and costs nothing worse
+// than the lease running out.
+func (c *Client) Release(info frontier.URLInfo) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.o.CallTimeout)
+	defer cancel()
+	if err := c.ReleaseContext(ctx, info); err != nil {
+		c.log.Warn("release failed; the lease will expire", "url", info.URL, "err", err)
+	}
+}
+
+// Retire stops serving a queue for good (frontier.Frontier.Retire):
+// URLFrontier has no such call, so the queue is blocked until the far
+// future (year 2242), which keeps its URLs known.
+func (c *Client) Retire(ctx context.Context, crawlID, key, reason string) error {
+	c.log.Info("retiring queue", "crawl", crawlID, "key", key, "reason", reason)
+	return c.BlockQueueUntil(ctx, crawlID, key, time.Unix(maxBlockSeconds, 0))
+}
+
+// WaitReady waits d (at most 1 s) or until ctx ends: a remote frontier
+// sends no notice when URLs become due, so a crawler that got nothing polls.
+func (c *Client) WaitReady(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(min(d, time.Second))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// Stats is StatsContext within the retry budget of CallTimeout, shaped as
+// frontier.Frontier.Stats: on failure it logs and returns zero counts.
+func (c *Client) Stats(crawlID, key string) frontier.Stats {
+	ctx, cancel := context.WithTimeout(context.Background(), c.o.CallTimeout)
+	defer cancel()
+	s, err := c.StatsContext(ctx, crawlID, key)
+	if err != nil {
+		c.log.Warn("stats failed", "crawl", crawlID, "key", key, "err", err)
+		return frontier.Stats{CrawlID: frontier.NormalizeCrawlID(crawlID)}
+	}
+	return s
+}
+
+// StatsContext returns a crawl's or queue's statistics (GetStats).
+func (c *Client) StatsContext(ctx context.Context, crawlID, key string) (frontier.Stats, error) {
 	var s frontier.Stats
 	err := c.do(ctx, "GetStats", func(ctx context.Context) error {
 		st, err := c.c.GetStats(ctx, &pb.QueueWithinCrawlParams{Key: key, CrawlID: crawlID})

@@ -69,20 +69,18 @@ func TestClientCalls(t *testing.T) {
 	if err := c.Ack(ctx, ls[0].URLInfo, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Release(ctx, ls[1].URLInfo); err != nil {
-		t.Fatal(err)
-	}
+	c.Release(ls[1].URLInfo)
 	if err := c.SetDelay(ctx, "c", "b.test", 1500*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.BlockQueueUntil(ctx, "c", "b.test", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Stats(ctx, "", "")
-	if err != nil || s.Completed+s.Size != 1 || s.CrawlID != "DEFAULT" {
-		t.Errorf("Stats = %+v, %v", s, err)
+	s := c.Stats("", "")
+	if s.Completed+s.Size != 1 || s.CrawlID != "DEFAULT" {
+		t.Errorf("Stats = %+v", s)
 	}
-	s, err = c.Stats(ctx, "c", "b.test")
+	s, err = c.StatsContext(ctx, "c", "b.test")
 	if err != nil || s.Size != 1 || s.InProcess != 0 {
 		t.Errorf("Stats c = %+v, %v (released)", s, err)
 	}
@@ -137,7 +135,52 @@ func TestClientRetriesUntilServiceUp(t *testing.T) {
 	ln2.Close()
 	c2, _ := Dial(dead, ClientOptions{MinBackoff: time.Millisecond, MaxAttempts: 2})
 	defer c2.Close()
-	if _, err := c2.Stats(ctx, "", ""); err == nil {
+	if _, err := c2.StatsContext(ctx, "", ""); err == nil {
 		t.Error("Stats on a dead service succeeded")
+	}
+}
+
+// crawlerFrontier is the subset of *frontier.Frontier that Courtesy's
+// crawler calls: a remote Client must offer the same, so that the crawler
+// can take either.
+type crawlerFrontier interface {
+	Put(ctx context.Context, items []frontier.Item) ([]frontier.Status, error)
+	Get(ctx context.Context, p frontier.GetParams) ([]frontier.Lease, error)
+	Release(info frontier.URLInfo)
+	BlockQueueUntil(ctx context.Context, crawlID, key string, t time.Time) error
+	Retire(ctx context.Context, crawlID, key, reason string) error
+	Stats(crawlID, key string) frontier.Stats
+	WaitReady(ctx context.Context, d time.Duration)
+	Close() error
+}
+
+var (
+	_ crawlerFrontier = (*frontier.Frontier)(nil)
+	_ crawlerFrontier = (*Client)(nil)
+)
+
+func TestClientRetire(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, ln)
+	c, err := Dial(ln.Addr().String(), ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Put(ctx, []frontier.Item{{Info: frontier.URLInfo{URL: "http://r.test/"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Retire(ctx, "", "r.test", "dns"); err != nil {
+		t.Fatal(err)
+	}
+	if ls, err := c.Get(ctx, frontier.GetParams{AnyCrawl: true}); err != nil || len(ls) != 0 {
+		t.Errorf("retired queue served %v, %v", ls, err)
+	}
+	if s := c.Stats("", "r.test"); s.Size != 1 {
+		t.Errorf("retired queue lost its URL: %+v", s)
 	}
 }
