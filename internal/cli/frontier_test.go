@@ -19,7 +19,10 @@ func frontierCmd(t *testing.T, addr string, args ...string) (string, int) {
 	t.Helper()
 	var out, errb strings.Builder
 	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
-	code := Main(context.Background(), env, append([]string{"frontier", "--address", addr}, args...))
+	// A generous deadline: under the race detector on a loaded machine a
+	// DeleteQueue (which clears the service's 32 MiB seen cache) can pass
+	// the default 30 s.
+	code := Main(context.Background(), env, append([]string{"frontier", "--address", addr, "--timeout", "3m"}, args...))
 	if code != 0 {
 		t.Logf("frontier %v: exit %d: %s", args, code, errb.String())
 	}
