@@ -1,7 +1,7 @@
 // Package frontier is Courtesy's embedded, persistent URL frontier: the
-// URL-seen test, per-host queues (site partitioning, seed 001 §3.3) with
+// URL-seen test, per-host queues (site partitioning, as the crawler-architecture survey describes it) with
 // priorities and due times, and leases for URLs handed out. It is shaped so
-// that the URLFrontier v2 API (seed 003; ../shared/reference/urlfrontier-api.md)
+// that the URLFrontier v2 API (served by internal/urlfrontier)
 // maps onto it without change:
 //
 //	URLFrontier             frontier
