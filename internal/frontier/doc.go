@@ -1,8 +1,8 @@
 // Package frontier is Courtesy's embedded, persistent URL frontier: the
-// URL-seen test, per-host queues (site partitioning, as the crawler-architecture survey describes it) with
-// priorities and due times, and leases for URLs handed out. It is shaped so
-// that the URLFrontier v2 API (served by internal/urlfrontier)
-// maps onto it without change:
+// URL-seen test, per-host queues (site partitioning, as in the Viuva Negra
+// crawler report) with priorities and due times, and leases for URLs handed
+// out. It is shaped so that the URLFrontier v2 API (served by
+// internal/urlfrontier) maps onto it without change:
 //
 //	URLFrontier             frontier
 //	-----------             --------
