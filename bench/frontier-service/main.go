@@ -30,7 +30,9 @@ import (
 	"log"
 	"net"
 	"os"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +52,7 @@ var (
 	nCycle   = flag.Int("cycle", 100_000, "URLs in the cycle workload")
 	nClients = flag.Int("clients", 64, "concurrent clients in the latency workload")
 	duration = flag.Duration("duration", 8*time.Second, "length of the latency workload")
+	rssURLs  = flag.Int("rss", 0, "instead of the workloads: put this many URLs over -queues queues through gRPC and report the process's peak RSS")
 	writers  = 8
 )
 
@@ -110,9 +113,13 @@ func (s *store) close() {
 func url(i int) string { return fmt.Sprintf("http://host%05d.test/page/%d", i%*nQueues, i) }
 
 // put stores n new URLs from the writers; it returns URLs/s.
-func (s *store) put(n int) float64 {
+func (s *store) put(n int) float64 { return s.putRange(0, n) }
+
+// putRange stores URLs lo to hi from the writers; it returns URLs/s.
+func (s *store) putRange(lo0, n int) float64 {
 	ctx := context.Background()
 	var next atomic.Int64
+	next.Store(int64(lo0))
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range writers {
@@ -169,7 +176,7 @@ func (s *store) put(n int) float64 {
 		}()
 	}
 	wg.Wait()
-	return float64(n) / time.Since(start).Seconds()
+	return float64(n-lo0) / time.Since(start).Seconds()
 }
 
 // worker is one client of the cycle and latency workloads.
@@ -334,8 +341,48 @@ func (s *store) latency(clients int, d time.Duration) (p50, p99 time.Duration, r
 	return lat[len(lat)/2], lat[len(lat)*99/100], float64(served.Load()) / d.Seconds()
 }
 
+// procStatus returns a field of /proc/self/status in MiB (Linux).
+func procStatus(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+// rss puts n URLs through the service (client and service in this
+// process, so the figure bounds the service's own) and reports memory.
+func rss(n int) {
+	s := open(true)
+	defer s.close()
+	start := time.Now()
+	step := max(n/10, 1)
+	for done := 0; done < n; done += step {
+		lo := done
+		hi := min(done+step, n)
+		s.putRange(lo, hi)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		log.Printf("%d URLs over %d queues, %.0f s: RSS %.0f MiB (peak %.0f), Go heap in use %.0f MiB", hi, *nQueues, time.Since(start).Seconds(),
+			procStatus("VmRSS"), procStatus("VmHWM"), float64(ms.HeapInuse)/(1<<20))
+	}
+	st := s.f.Stats("", "")
+	fmt.Printf("| %d URLs, %d queues (%d stored) | peak RSS %.0f MiB | %.0f s |\n", n, st.Queues, st.Size, procStatus("VmHWM"), time.Since(start).Seconds())
+}
+
 func main() {
 	flag.Parse()
+	if *rssURLs > 0 {
+		rss(*rssURLs)
+		return
+	}
 	type result struct{ direct, grpc float64 }
 	var put, cyc, rate result
 	var p50, p99 [2]time.Duration
