@@ -30,8 +30,8 @@ import (
 // embedded Pebble frontier, and optionally the HTTP politeness services.
 func runServe(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "serve", "", `Serve Courtesy's frontier over the URLFrontier 2.6 gRPC API (plaintext
-HTTP/2), so that StormCrawler, the URLFrontier client and 'courtesy crawl
---frontier' share one frontier. Acknowledged puts survive a crash; leases
+HTTP/2), so that StormCrawler crawlers, the URLFrontier client and
+Courtesy's own tools share one frontier. Acknowledged puts survive a crash; leases
 live in memory. See docs/frontier-service.md.`)
 	var (
 		cf                               commonFlags
