@@ -42,14 +42,15 @@ type command struct {
 
 // commands is the table of subcommands; each lives in its own file.
 var commands = map[string]command{
-	"version": {"print the version", runVersion},
-	"robots":  {"check and lint robots.txt files (check, lint)", runRobots},
-	"testweb": {"serve the synthetic web; report on a crawl's politeness", runTestweb},
-	"proxy":   {"run the polite forward proxy and the politeness services", runProxy},
-	"serve":   {"run the shared frontier (URLFrontier gRPC) and politeness services", runServe},
-	"crawl":   {"crawl politely from seed URLs, writing WARC files", runCrawl},
-	"demo":    {"crawl the built-in synthetic web for about 30 seconds", runDemo},
-	"rdf":     {"extract RDFa, microdata and JSON-LD as N-Quads (extract)", runRDF},
+	"version":  {"print the version", runVersion},
+	"robots":   {"check and lint robots.txt files (check, lint)", runRobots},
+	"testweb":  {"serve the synthetic web; report on a crawl's politeness", runTestweb},
+	"proxy":    {"run the polite forward proxy and the politeness services", runProxy},
+	"serve":    {"run the shared frontier (URLFrontier gRPC) and politeness services", runServe},
+	"crawl":    {"crawl politely from seed URLs, writing WARC files", runCrawl},
+	"demo":     {"crawl the built-in synthetic web for about 30 seconds", runDemo},
+	"rdf":      {"extract RDFa, microdata and JSON-LD as N-Quads (extract)", runRDF},
+	"frontier": {"talk to a URLFrontier service: queues, stats, put, dump, ...", runFrontier},
 }
 
 // usageError marks a bad invocation (exit code 2).

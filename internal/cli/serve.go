@@ -3,13 +3,213 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/proxy"
+	"github.com/courtesy-crawler/courtesy/internal/service"
+	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
 )
 
-// runServe is not built yet; its issue is open.
+// runServe runs the shared frontier: the URLFrontier gRPC service over the
+// embedded Pebble frontier, and optionally the HTTP politeness services.
 func runServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "serve", "", "Not built yet.")
+	fs := newFlagSet(env, "serve", "", `Serve Courtesy's frontier over the URLFrontier 2.6 gRPC API (plaintext
+HTTP/2), so that StormCrawler crawlers, the URLFrontier client and
+Courtesy's own tools share one frontier. Acknowledged puts survive a crash; leases
+live in memory. See docs/frontier-service.md.`)
+	var (
+		cf                               commonFlags
+		listen, data, metrics, apiListen string
+		defaultDelay                     time.Duration
+	)
+	fs.StringVar(&listen, "listen", "127.0.0.1:7071", "serve gRPC on this `ADDR`")
+	fs.StringVar(&data, "data", "courtesy-frontier", "keep the frontier in this `DIR`")
+	fs.StringVar(&metrics, "metrics-addr", "", "serve Prometheus /metrics on this `ADDR`")
+	fs.StringVar(&apiListen, "api-listen", "", "serve the HTTP politeness services (as the proxy's) on this `ADDR`")
+	fs.DurationVar(&defaultDelay, "default-delay", time.Second, "minimum time between two servings of a queue without its own delay (SetDelay)")
+	fs.StringVar(&cf.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
+	fs.StringVar(&cf.logLevel, "log-level", "info", "minimum log `level`: trace, debug, info, warn, error (SetLogLevel changes it per package)")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	return errors.New("not built yet")
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if data == "" {
+		return usagef("--data is required")
+	}
+	if defaultDelay < 0 {
+		return usagef("--default-delay must not be negative")
+	}
+	levels, err := serveLogLevels(env, cf)
+	if err != nil {
+		return err
+	}
+	log := levels.Logger("serve")
+
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	db, err := kv.Open(filepath.Join(data, "store"), kv.Options{MemTableBytes: 64 << 20})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	f, err := frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay})
+	if err != nil {
+		return err
+	}
+	defer f.Close() // before db.Close
+
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("serve: listen: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := urlfrontier.NewMetrics(reg, f)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv, err := urlfrontier.NewServer(urlfrontier.Options{
+		Frontier: f, Nodes: []string{ln.Addr().String()}, Levels: levels, Metrics: m,
+		Logger: levels.Logger("urlfrontier"),
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	g, health := urlfrontier.NewGRPCServer(srv)
+
+	var https []*http.Server
+	var httpLns []net.Listener
+	if metrics != "" {
+		mln, err := net.Listen("tcp", metrics)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("serve: metrics listen: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		https = append(https, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second})
+		httpLns = append(httpLns, mln)
+		fmt.Fprintf(env.Stdout, "courtesy serve: metrics on http://%s/metrics\n", mln.Addr())
+	}
+	if apiListen != "" {
+		h, err := politenessServices(db, reg, levels.Logger("service"))
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		aln, err := net.Listen("tcp", apiListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("serve: api listen: %w", err)
+		}
+		https = append(https, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second})
+		httpLns = append(httpLns, aln)
+		fmt.Fprintf(env.Stdout, "courtesy serve: politeness services on http://%s\n", aln.Addr())
+	}
+	fmt.Fprintf(env.Stdout, "courtesy serve: URLFrontier gRPC on %s\n", ln.Addr())
+	log.Info("frontier service started", "listen", ln.Addr().String(), "data", data, "default_delay", defaultDelay)
+
+	errc := make(chan error, 1+len(https))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := g.Serve(ln); err != nil {
+			errc <- fmt.Errorf("serve: %w", err)
+		}
+	}()
+	for i, hs := range https {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := hs.Serve(httpLns[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("serve: %w", err)
+			}
+		}()
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	log.Info("frontier service stopping")
+	health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	health.SetServingStatus(urlfrontier.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+	stopped := make(chan struct{})
+	go func() { g.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		g.Stop()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, hs := range https {
+		hs.Shutdown(sctx)
+	}
+	wg.Wait()
+	return runErr
+}
+
+// serveLogLevels builds the per-package log levels over the handler the
+// flags ask for (which lets every level through: the levels filter).
+func serveLogLevels(env *Env, cf commonFlags) (*urlfrontier.LogLevels, error) {
+	var level slog.Level
+	if strings.EqualFold(cf.logLevel, "trace") {
+		level = urlfrontier.LevelTrace
+	} else if err := level.UnmarshalText([]byte(cf.logLevel)); err != nil {
+		return nil, usagef("--log-level %q: want trace, debug, info, warn or error", cf.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: urlfrontier.LevelTrace}
+	var h slog.Handler
+	switch strings.ToLower(cf.logFormat) {
+	case "text", "logfmt":
+		h = slog.NewTextHandler(env.Stderr, opts)
+	case "json":
+		h = slog.NewJSONHandler(env.Stderr, opts)
+	default:
+		return nil, usagef("--log-format %q: want text or json", cf.logFormat)
+	}
+	return urlfrontier.NewLogLevels(h, level), nil
+}
+
+// politenessServices is the proxy's HTTP politeness API (politeness
+// checks, reservations, admin delays, /health, /metrics) over a gate whose
+// robots cache and delays live in the frontier's store.
+func politenessServices(db *kv.DB, reg *prometheus.Registry, log *slog.Logger) (http.Handler, error) {
+	backend := politeness.Backend{
+		Robots:     politeness.NewKVRobotsStore(db),
+		Delays:     politeness.NewKVDelayStore(db),
+		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: proxy.Dialer(nil, func() bool { return false }), MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}},
+	}
+	gate, err := politeness.New(politeness.Config{}, backend)
+	if err != nil {
+		return nil, fmt.Errorf("serve: politeness: %w", err)
+	}
+	svc, err := service.New(service.Options{Gate: gate, Gatherer: reg, Logger: log, AdminToken: os.Getenv("COURTESY_ADMIN_TOKEN")})
+	if err != nil {
+		return nil, err
+	}
+	return svc, nil
 }

@@ -117,10 +117,11 @@ func (f *Frontier) ListQueues(crawlID string, start, size int, includeInactive b
 
 // BlockQueueUntil keeps a queue from being served before t (the zero time
 // unblocks). The crawler calls it after every fetch with the politeness
-// gate's next allowed time for the host, and for Retry-After. Unknown queues
-// are ignored (as in URLFrontier). The block is persisted with the next
-// commit (the next Put or admin call), without a write of its own: the
-// crawler calls it once per fetch, and an acknowledgement follows.
+// gate's next allowed time for the host, and for Retry-After. On a queue
+// that does not exist yet the block is kept in memory and applied when the
+// queue appears (URLFrontier ignores it; pending.go). The block is persisted
+// with the next commit (the next Put or admin call), without a write of its
+// own: the crawler calls it once per fetch, and an acknowledgement follows.
 func (f *Frontier) BlockQueueUntil(ctx context.Context, crawlID, key string, t time.Time) error {
 	f.mu.Lock()
 	if f.mu.closed {
@@ -129,6 +130,7 @@ func (f *Frontier) BlockQueueUntil(ctx context.Context, crawlID, key string, t t
 	}
 	q := f.findLocked(crawlID, key)
 	if q == nil {
+		f.pendBlockLocked(crawlID, key, t)
 		f.mu.Unlock()
 		return nil
 	}
@@ -145,7 +147,9 @@ func (f *Frontier) BlockQueueUntil(ctx context.Context, crawlID, key string, t t
 
 // SetDelay sets the minimum time between two servings of a queue; with an
 // empty key it sets the default of every queue without its own (not
-// persisted, as in URLFrontier). Unknown queues are ignored.
+// persisted, as in URLFrontier). On a queue that does not exist yet the
+// delay is kept in memory and applied when the queue appears (URLFrontier
+// ignores it; pending.go). A negative d on a queue restores the default.
 func (f *Frontier) SetDelay(ctx context.Context, crawlID, key string, d time.Duration) error {
 	f.mu.Lock()
 	if f.mu.closed {
@@ -167,10 +171,11 @@ func (f *Frontier) SetDelay(ctx context.Context, crawlID, key string, d time.Dur
 	}
 	q := f.findLocked(crawlID, key)
 	if q == nil {
+		f.pendDelayLocked(crawlID, key, d)
 		f.mu.Unlock()
 		return nil
 	}
-	q.rec.delay = int64(max(d, 0))
+	q.rec.delay = int64(max(d, -1))
 	f.mu.dirty[q] = struct{}{}
 	f.rescheduleLocked(q)
 	f.wakeLocked()
@@ -255,6 +260,10 @@ func (f *Frontier) DeleteQueue(ctx context.Context, crawlID, key string) (uint64
 		if err != nil {
 			return err
 		}
+		dp := donePrefix(c.cid, q.rec.qid)
+		if err := b.DeleteRange(dp, upperBound(dp), nil); err != nil {
+			return fmt.Errorf("frontier: delete queue: %w", err)
+		}
 		b.Delete(queueKey(c.cid, q.key), nil)
 		f.dropQueueLocked(q)
 		// The deleted URLs may be discovered again: forget them.
@@ -269,6 +278,7 @@ func (f *Frontier) DeleteQueue(ctx context.Context, crawlID, key string) (uint64
 // dropQueueLocked forgets q in memory, with its leases.
 func (f *Frontier) dropQueueLocked(q *queue) {
 	c := q.crawl
+	f.unparkLocked(q)
 	for _, l := range q.leased {
 		if l.idx >= 0 {
 			heap.Remove(&f.mu.leases, l.idx)
@@ -301,7 +311,7 @@ func (f *Frontier) DeleteCrawl(ctx context.Context, crawlID string) (uint64, err
 			removed += q.rec.queued
 			f.dropQueueLocked(q)
 		}
-		for _, p := range []string{prefixURL, prefixEntry, prefixQueue} {
+		for _, p := range []string{prefixURL, prefixEntry, prefixQueue, prefixDone} {
 			lo := append([]byte(p), byte(c.cid>>24), byte(c.cid>>16), byte(c.cid>>8), byte(c.cid))
 			if err := b.DeleteRange(lo, upperBound(lo), nil); err != nil {
 				return fmt.Errorf("frontier: delete crawl: %w", err)
@@ -330,6 +340,9 @@ type URLStatus struct {
 	Created time.Time
 	// Leased is set while a lease on the URL is held.
 	Leased bool
+	// Metadata is the URL's stored metadata (none for completed URLs
+	// stored before 2026-11-25).
+	Metadata map[string][]string
 }
 
 // Lookup returns the state of a URL in a crawl (URLFrontier GetURLStatus),
@@ -361,6 +374,18 @@ func (f *Frontier) Lookup(ctx context.Context, crawlID, rawURL string) (URLStatu
 	st := URLStatus{URL: rawURL, Completed: rec.state == stateCompleted, Created: time.Unix(rec.created, 0)}
 	if rec.state == stateQueued && rec.pos.due > 0 {
 		st.RefetchFrom = time.Unix(0, rec.pos.due)
+	}
+	ek := entryKey(cid, rec.qid, rec.pos)
+	if st.Completed {
+		ek = doneKey(cid, rec.qid, h)
+	}
+	if v, closer, err := f.db.Get(ek); err == nil {
+		if e, err := decodeEntry(v); err == nil && e.hash == h {
+			st.Metadata = e.md
+		}
+		closer.Close()
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return URLStatus{}, fmt.Errorf("frontier: status: %w", err)
 	}
 	f.mu.Lock()
 	if q := c.byQID(rec.qid); q != nil {

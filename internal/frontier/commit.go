@@ -394,6 +394,10 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			created := now.Unix()
 			if r, ok := written[seenKey{c.cid, n.hash}]; ok {
 				n.found, n.rec = true, r
+			} else if n.leased && f.mu.purged[seenKey{c.cid, n.hash}] {
+				// PurgeURLs removed the URL earlier in this group, after
+				// its record was taken from the lease.
+				n.found = false
 			}
 			if n.found {
 				created = n.rec.created
@@ -406,6 +410,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 							oq.rec.queued--
 						}
 					case stateCompleted:
+						b.Delete(doneKey(c.cid, n.rec.qid, n.hash), nil)
 						if oq.rec.completed > 0 {
 							oq.rec.completed--
 						}
@@ -424,6 +429,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			if it.RefetchFrom.IsZero() {
 				rec.state = stateCompleted
 				q.rec.completed++
+				// The URL and its metadata, for ListURLs (a queued URL's
+				// are in its queue entry).
+				b.Set(doneKey(c.cid, q.rec.qid, n.hash), encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created), nil)
 			} else {
 				f.mu.seq++
 				rec.state = stateQueued
@@ -461,6 +469,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	}
 	clear(f.mu.dirtyCrw)
 	clear(f.mu.dirty)
+	f.mu.purged = nil
 	f.mu.Unlock()
 
 	if f.testHookBeforeApply != nil {
@@ -511,7 +520,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	}
 	sweepLeasesLocked(sweep)
 	for q := range touched {
-		q.parked = false
+		f.unparkLocked(q)
 		q.nextDue = 0
 		f.rescheduleLocked(q)
 	}

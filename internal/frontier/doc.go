@@ -1,8 +1,8 @@
 // Package frontier is Courtesy's embedded, persistent URL frontier: the
-// URL-seen test, per-host queues (site partitioning, the Viuva Negra report §3.3) with
-// priorities and due times, and leases for URLs handed out. It is shaped so
-// that the URLFrontier v2 API
-// maps onto it without change:
+// URL-seen test, per-host queues (site partitioning, as in the Viuva Negra
+// crawler report) with priorities and due times, and leases for URLs handed
+// out. It is shaped so that the URLFrontier v2 API (served by
+// internal/urlfrontier) maps onto it without change:
 //
 //	URLFrontier             frontier
 //	-----------             --------
@@ -31,6 +31,7 @@
 //	F/k/<crawl id><queue key>               → queue record (counters, delay, block, limit, retired)
 //	F/u/<crawl id><128-bit URL hash>        → URL record (state, queue entry position, creation time)
 //	F/q/<crawl id><queue id><due><prio><depth><seq> → queued entry (hash, URL, metadata, creation time)
+//	F/d/<crawl id><queue id><128-bit URL hash>      → completed URL (the same value, for ListURLs)
 //
 // The seen-test is a point lookup of F/u/…, answered first by a bounded
 // in-memory cache of fingerprints, then through one Pebble iterator per Put

@@ -15,6 +15,7 @@ const (
 	prefixQueue = "F/k/"
 	prefixURL   = "F/u/"
 	prefixEntry = "F/q/"
+	prefixDone  = "F/d/"
 )
 
 // hashLen is the size of a URL hash: 128 bits keep the collision odds for
@@ -51,6 +52,19 @@ func urlKey(cid uint32, h urlHash) []byte {
 	b = append(b, prefixURL...)
 	b = binary.BigEndian.AppendUint32(b, cid)
 	return append(b, h[:]...)
+}
+
+// doneKey is the key of a completed URL's entry (URL and metadata, for
+// ListURLs): F/d/<crawl id><queue id><hash>.
+func doneKey(cid, qid uint32, h urlHash) []byte {
+	return append(donePrefix(cid, qid), h[:]...)
+}
+
+func donePrefix(cid, qid uint32) []byte {
+	b := make([]byte, 0, len(prefixDone)+8+hashLen)
+	b = append(b, prefixDone...)
+	b = binary.BigEndian.AppendUint32(b, cid)
+	return binary.BigEndian.AppendUint32(b, qid)
 }
 
 // entryPos is where a queued URL sits in its queue: the sort key.

@@ -230,6 +230,12 @@ type Frontier struct {
 		wake     chan struct{}
 		// ahead lists the queues' read-aheads (ahead.go).
 		ahead aheadList
+		// pending holds SetDelay and BlockQueueUntil calls on queues that
+		// do not exist yet, applied when the queue appears (pending.go).
+		pending map[pendingKey]pendingQueue
+		// purged lists the URLs PurgeURLs removed in the commit group
+		// being built (committer only; list.go).
+		purged map[seenKey]bool
 	}
 }
 
@@ -243,6 +249,9 @@ type crawl struct {
 	deleted bool
 	// qidIndex maps queue ids to queues; built lazily by byQID.
 	qidIndex map[uint32]*queue
+	// parkedAt holds the queues parked at each in-flight limit
+	// (queue.parkLimit; parkLocked).
+	parkedAt map[int]map[*queue]struct{}
 }
 
 // Open opens the frontier stored in db (creating it if empty) and starts its
@@ -397,6 +406,7 @@ func (f *Frontier) queueLocked(c *crawl, key string, create bool) *queue {
 		}
 		f.mu.dirtyCrw[c] = struct{}{}
 		f.mu.dirty[q] = struct{}{}
+		f.applyPendingLocked(q)
 	}
 	return q
 }
@@ -455,3 +465,7 @@ func (f *Frontier) NextReady() (time.Time, bool) {
 	defer f.mu.Unlock()
 	return f.nextReadyLocked()
 }
+
+// NormalizeCrawlID returns the crawl ID a request names: blank means
+// DefaultCrawl (URLFrontier CrawlID), surrounding space is dropped.
+func NormalizeCrawlID(id string) string { return normCrawl(id) }

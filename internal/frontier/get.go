@@ -43,6 +43,10 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 			return nil, nil
 		}
 		q := c.queues[p.Key]
+		if q != nil && q.parked && q.parkLimit > 0 && (p.MaxURLsPerQueue == 0 || len(q.leased) < p.MaxURLsPerQueue) {
+			f.unparkLocked(q)
+			f.rescheduleLocked(q)
+		}
 		if q != nil && q.heapIdx >= 0 && q.readyAt <= now {
 			if err := g.serve(q); err != nil {
 				return nil, err
@@ -62,6 +66,9 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 	queues := 0
 	served := map[*queue]bool{}
 	for _, c := range crawls {
+		if len(c.parkedAt) > 0 {
+			f.unparkBelowLocked(c, p.MaxURLsPerQueue)
+		}
 		for len(c.ready) > 0 && c.ready[0].readyAt <= now && g.budget > 0 {
 			if p.MaxQueues > 0 && queues >= p.MaxQueues {
 				return g.out, nil
@@ -131,7 +138,7 @@ func (g *getter) serve(q *queue) error {
 	n := g.budget
 	if m := g.p.MaxURLsPerQueue; m > 0 {
 		if len(q.leased) >= m {
-			q.parked = true
+			f.parkLocked(q, m)
 			f.rescheduleLocked(q)
 			return nil
 		}
@@ -197,10 +204,10 @@ func (g *getter) serve(q *queue) error {
 	default:
 		// Everything on disk is leased or not yet committed: wait for a
 		// change (a release or a commit clears parked).
-		q.parked = true
+		f.parkLocked(q, 0)
 	}
 	if m := g.p.MaxURLsPerQueue; m > 0 && len(q.leased) >= m {
-		q.parked = true
+		f.parkLocked(q, m)
 	}
 	f.rescheduleLocked(q)
 	return nil

@@ -16,8 +16,11 @@ type queue struct {
 	// leased maps the hashes of leased URLs to their lease.
 	leased map[urlHash]*lease
 	// parked is set when the queue left the ready heap because its
-	// in-flight count reached the caller's MaxURLsPerQueue.
-	parked bool
+	// in-flight count reached the caller's MaxURLsPerQueue (parkLimit,
+	// also a key of crawl.parkedAt) or everything it holds is leased
+	// (parkLimit 0).
+	parked    bool
+	parkLimit int
 	// dropped is set once the queue was deleted.
 	dropped bool
 	// aheadHold counts the entry writes to the queue in the commit group
@@ -169,7 +172,7 @@ func (f *Frontier) releaseLocked(l *lease) {
 			q.leased = nil
 		}
 	}
-	q.parked = false
+	f.unparkLocked(q)
 	// The released URL may sit before nextDue's entry.
 	q.nextDue = 0
 	f.rescheduleLocked(q)
@@ -190,5 +193,59 @@ func (f *Frontier) expireLocked(now int64) {
 			continue
 		}
 		f.releaseLocked(l)
+	}
+}
+
+// parkLocked takes q out of the ready heap until a release or a commit
+// touches it; limit is the MaxURLsPerQueue its in-flight count reached (0:
+// parked for another reason). A Get that allows more URLs in flight
+// brings the queues parked at lower limits back (unparkBelowLocked), so
+// that clients asking with different limits do not starve each other.
+func (f *Frontier) parkLocked(q *queue, limit int) {
+	if q.parked && q.parkLimit > 0 {
+		delete(q.crawl.parkedAt[q.parkLimit], q)
+	}
+	q.parked, q.parkLimit = true, limit
+	if limit > 0 {
+		c := q.crawl
+		if c.parkedAt == nil {
+			c.parkedAt = map[int]map[*queue]struct{}{}
+		}
+		m := c.parkedAt[limit]
+		if m == nil {
+			m = map[*queue]struct{}{}
+			c.parkedAt[limit] = m
+		}
+		m[q] = struct{}{}
+	}
+}
+
+// unparkLocked clears q's parked state (the caller reschedules it).
+func (f *Frontier) unparkLocked(q *queue) {
+	if q.parked && q.parkLimit > 0 {
+		if m := q.crawl.parkedAt[q.parkLimit]; m != nil {
+			delete(m, q)
+			if len(m) == 0 {
+				delete(q.crawl.parkedAt, q.parkLimit)
+			}
+		}
+	}
+	q.parked, q.parkLimit = false, 0
+}
+
+// unparkBelowLocked returns to the ready heap the queues of c parked at an
+// in-flight limit below limit (0: any), which a Get allowing limit may
+// serve.
+func (f *Frontier) unparkBelowLocked(c *crawl, limit int) {
+	for l, m := range c.parkedAt {
+		if limit > 0 && l >= limit {
+			continue
+		}
+		for q := range m {
+			if len(q.leased) < limit || limit == 0 {
+				f.unparkLocked(q)
+				f.rescheduleLocked(q)
+			}
+		}
 	}
 }

@@ -13,7 +13,10 @@ import (
 // sharing one (odds about n/2⁶⁴ per lookup) would make the second look
 // known, which is negligible next to the 128-bit key on disk.
 type seenCache struct {
-	slots []atomic.Uint64
+	// slots is swapped for an empty array by reset: clearing 32 MiB slot
+	// by slot took seconds under the race detector, and an add that lands
+	// in the old array after the swap only costs a later miss.
+	slots atomic.Pointer[[]atomic.Uint64]
 	mask  uint64 // number of sets - 1
 }
 
@@ -24,7 +27,9 @@ func newSeenCache(entries int) *seenCache {
 	for sets*seenWays < uint64(entries) {
 		sets <<= 1
 	}
-	return &seenCache{slots: make([]atomic.Uint64, sets*seenWays), mask: sets - 1}
+	c := &seenCache{mask: sets - 1}
+	c.reset()
+	return c
 }
 
 func fingerprint(cid uint32, h urlHash) uint64 {
@@ -37,7 +42,7 @@ func fingerprint(cid uint32, h urlHash) uint64 {
 
 func (c *seenCache) set(fp uint64) []atomic.Uint64 {
 	i := ((fp >> 7) & c.mask) * seenWays
-	return c.slots[i : i+seenWays]
+	return (*c.slots.Load())[i : i+seenWays]
 }
 
 func (c *seenCache) contains(fp uint64) bool {
@@ -67,7 +72,6 @@ func (c *seenCache) add(fp uint64) {
 
 // reset forgets everything (after URLs were deleted).
 func (c *seenCache) reset() {
-	for i := range c.slots {
-		c.slots[i].Store(0)
-	}
+	slots := make([]atomic.Uint64, (c.mask+1)*seenWays)
+	c.slots.Store(&slots)
 }

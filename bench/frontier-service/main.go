@@ -1,0 +1,420 @@
+// Command frontier-service measures the URLFrontier gRPC service against
+// the embedded frontier called directly, in one run and one process, so
+// that the cost of gRPC shows as a ratio (docs/performance.md):
+//
+//	go run ./bench/frontier-service [-urls 300000] [-queues 10000] [-cycle 100000] [-clients 64] [-duration 8s]
+//
+// Three workloads, each on a fresh store, first direct then over gRPC
+// (loopback TCP, plaintext HTTP/2, the client in the same process):
+//
+//	put     new URLs over -queues hosts, in batches of 1,000 from 8
+//	        writers (PutDiscovered streams over gRPC): URLs/s
+//	cycle   Get (100 queues × 10 URLs, leased) then acknowledge each URL
+//	        completed (PutURLs known), 8 workers, over -queues queues
+//	        holding -cycle URLs: URLs/s
+//	latency -clients concurrent clients each looping Get (10 queues × 1
+//	        URL) and acknowledging what it got as due again now (so the
+//	        frontier never runs dry), for -duration: Get p50/p99
+//
+// Queue delays are 0 in every workload: the numbers are the frontier's
+// throughput, not a politeness limit (with URLFrontier's default 1 s delay
+// 10,000 queues serve at most 10,000 URLs/s).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
+	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
+	pb "github.com/courtesy-crawler/courtesy/internal/urlfrontier/urlfrontierpb"
+)
+
+var (
+	nURLs    = flag.Int("urls", 300_000, "new URLs in the put workload")
+	nQueues  = flag.Int("queues", 10_000, "queues (hosts)")
+	nCycle   = flag.Int("cycle", 100_000, "URLs in the cycle workload")
+	nClients = flag.Int("clients", 64, "concurrent clients in the latency workload")
+	duration = flag.Duration("duration", 8*time.Second, "length of the latency workload")
+	rssURLs  = flag.Int("rss", 0, "instead of the workloads: put this many URLs over -queues queues through gRPC and report the process's peak RSS")
+	writers  = 8
+)
+
+// store is a frontier on a fresh directory, optionally served over gRPC.
+type store struct {
+	dir  string
+	db   *kv.DB
+	f    *frontier.Frontier
+	g    *grpc.Server
+	conn *grpc.ClientConn
+	c    pb.URLFrontierClient
+}
+
+func open(serve bool) *store {
+	dir, err := os.MkdirTemp("", "frontier-service-bench-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	db, err := kv.Open(dir, kv.Options{MemTableBytes: 64 << 20})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := frontier.Open(db, frontier.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := &store{dir: dir, db: db, f: f}
+	if serve {
+		srv, err := urlfrontier.NewServer(urlfrontier.Options{Frontier: f})
+		if err != nil {
+			log.Fatal(err)
+		}
+		s.g, _ = urlfrontier.NewGRPCServer(srv)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			log.Fatal(err)
+		}
+		go s.g.Serve(ln)
+		s.conn, err = grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			log.Fatal(err)
+		}
+		s.c = pb.NewURLFrontierClient(s.conn)
+	}
+	return s
+}
+
+func (s *store) close() {
+	if s.conn != nil {
+		s.conn.Close()
+		s.g.Stop()
+	}
+	s.f.Close()
+	s.db.Close()
+	os.RemoveAll(s.dir)
+}
+
+func url(i int) string { return fmt.Sprintf("http://host%05d.test/page/%d", i%*nQueues, i) }
+
+// put stores n new URLs from the writers; it returns URLs/s.
+func (s *store) put(n int) float64 { return s.putRange(0, n) }
+
+// putRange stores URLs lo to hi from the writers; it returns URLs/s.
+func (s *store) putRange(lo0, n int) float64 {
+	ctx := context.Background()
+	var next atomic.Int64
+	next.Store(int64(lo0))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var st pb.URLFrontier_PutDiscoveredClient
+			acked := make(chan struct{})
+			if s.c != nil {
+				var err error
+				if st, err = s.c.PutDiscovered(ctx); err != nil {
+					log.Fatal(err)
+				}
+				go func() {
+					defer close(acked)
+					for {
+						if _, err := st.Recv(); err != nil {
+							if !errors.Is(err, io.EOF) {
+								log.Fatal(err)
+							}
+							return
+						}
+					}
+				}()
+			}
+			for {
+				lo := int(next.Add(1000)) - 1000
+				if lo >= n {
+					break
+				}
+				hi := min(lo+1000, n)
+				if s.c != nil {
+					b := &pb.DiscoveredBatch{ID: fmt.Sprint(lo)}
+					for i := lo; i < hi; i++ {
+						b.Items = append(b.Items, &pb.URLInfo{Url: url(i)})
+					}
+					if err := st.Send(b); err != nil {
+						log.Fatal(err)
+					}
+					continue
+				}
+				items := make([]frontier.Item, 0, hi-lo)
+				for i := lo; i < hi; i++ {
+					items = append(items, frontier.Item{Info: frontier.URLInfo{URL: url(i)}})
+				}
+				if _, err := s.f.Put(ctx, items); err != nil {
+					log.Fatal(err)
+				}
+			}
+			if st != nil {
+				st.CloseSend()
+				<-acked
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(n-lo0) / time.Since(start).Seconds()
+}
+
+// worker is one client of the cycle and latency workloads.
+type worker struct {
+	s   *store
+	ack pb.URLFrontier_PutURLsClient
+	got chan struct{}
+	out atomic.Int64 // acks pending
+}
+
+func (s *store) newWorker() *worker {
+	w := &worker{s: s}
+	if s.c != nil {
+		st, err := s.c.PutURLs(context.Background())
+		if err != nil {
+			log.Fatal(err)
+		}
+		w.ack = st
+		w.got = make(chan struct{}, 1<<16)
+		go func() {
+			for {
+				if _, err := st.Recv(); err != nil {
+					return
+				}
+				w.got <- struct{}{}
+			}
+		}()
+	}
+	return w
+}
+
+// get leases up to queues × perQueue URLs.
+func (w *worker) get(queues, perQueue int) []frontier.URLInfo {
+	ctx := context.Background()
+	if w.s.c == nil {
+		ls, err := w.s.f.Get(ctx, frontier.GetParams{MaxQueues: queues, MaxURLsPerQueue: perQueue, Lease: time.Minute})
+		if err != nil {
+			log.Fatal(err)
+		}
+		out := make([]frontier.URLInfo, len(ls))
+		for i, l := range ls {
+			out[i] = l.URLInfo
+		}
+		return out
+	}
+	st, err := w.s.c.GetURLs(ctx, &pb.GetParams{MaxQueues: uint32(queues), MaxUrlsPerQueue: uint32(perQueue), DelayRequestable: 60,
+		Item: &pb.GetParams_AnyCrawlID{AnyCrawlID: &pb.AnyCrawlID{}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var out []frontier.URLInfo
+	for {
+		u, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		out = append(out, frontier.URLInfo{URL: u.GetUrl(), Key: u.GetKey(), CrawlID: u.GetCrawlID()})
+	}
+}
+
+// ackAll acknowledges the URLs, completed or (requeue) due again now, and
+// waits for the acks.
+func (w *worker) ackAll(urls []frontier.URLInfo, requeue bool) {
+	if len(urls) == 0 {
+		return
+	}
+	var due time.Time
+	var dueSec uint64
+	if requeue {
+		due = time.Now()
+		dueSec = uint64(due.Unix())
+	}
+	if w.s.c == nil {
+		items := make([]frontier.Item, len(urls))
+		for i, u := range urls {
+			items[i] = frontier.Item{Info: u, Known: true, RefetchFrom: due}
+		}
+		if _, err := w.s.f.Put(context.Background(), items); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	for _, u := range urls {
+		if err := w.ack.Send(&pb.URLItem{Item: &pb.URLItem_Known{Known: &pb.KnownURLItem{Info: &pb.URLInfo{Url: u.URL, Key: u.Key, CrawlID: u.CrawlID}, RefetchableFromDate: dueSec}}}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for range urls {
+		<-w.got
+	}
+}
+
+func (w *worker) close() {
+	if w.ack != nil {
+		w.ack.CloseSend()
+	}
+}
+
+// cycle serves and acknowledges n URLs; it returns URLs/s.
+func (s *store) cycle(n int) float64 {
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := s.newWorker()
+			defer w.close()
+			for done.Load() < int64(n) {
+				urls := w.get(100, 10)
+				if len(urls) == 0 {
+					if s.f.Stats("", "").Size == 0 {
+						return
+					}
+					continue
+				}
+				w.ackAll(urls, false)
+				done.Add(int64(len(urls)))
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(done.Load()) / time.Since(start).Seconds()
+}
+
+// latency runs the clients for d and returns the Get latency p50 and p99
+// and the URLs served per second.
+func (s *store) latency(clients int, d time.Duration) (p50, p99 time.Duration, rate float64) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	var served atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := s.newWorker()
+			defer w.close()
+			var mine []time.Duration
+			for time.Now().Before(end) {
+				t := time.Now()
+				urls := w.get(10, 1)
+				mine = append(mine, time.Since(t))
+				w.ackAll(urls, true)
+				served.Add(int64(len(urls)))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return 0, 0, 0
+	}
+	return lat[len(lat)/2], lat[len(lat)*99/100], float64(served.Load()) / d.Seconds()
+}
+
+// procStatus returns a field of /proc/self/status in MiB (Linux).
+func procStatus(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+// rss puts n URLs through the service (client and service in this
+// process, so the figure bounds the service's own) and reports memory.
+func rss(n int) {
+	s := open(true)
+	defer s.close()
+	start := time.Now()
+	step := max(n/10, 1)
+	for done := 0; done < n; done += step {
+		lo := done
+		hi := min(done+step, n)
+		s.putRange(lo, hi)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		log.Printf("%d URLs over %d queues, %.0f s: RSS %.0f MiB (peak %.0f), Go heap in use %.0f MiB", hi, *nQueues, time.Since(start).Seconds(),
+			procStatus("VmRSS"), procStatus("VmHWM"), float64(ms.HeapInuse)/(1<<20))
+	}
+	st := s.f.Stats("", "")
+	fmt.Printf("| %d URLs, %d queues (%d stored) | peak RSS %.0f MiB | %.0f s |\n", n, st.Queues, st.Size, procStatus("VmHWM"), time.Since(start).Seconds())
+}
+
+func main() {
+	flag.Parse()
+	if *rssURLs > 0 {
+		rss(*rssURLs)
+		return
+	}
+	type result struct{ direct, grpc float64 }
+	var put, cyc, rate result
+	var p50, p99 [2]time.Duration
+	for i, serve := range []bool{false, true} {
+		name := map[bool]string{false: "direct", true: "gRPC"}[serve]
+		s := open(serve)
+		r := s.put(*nURLs)
+		log.Printf("%s put: %.0f URLs/s", name, r)
+		s.close()
+
+		s = open(serve)
+		s.put(*nCycle)
+		c := s.cycle(*nCycle)
+		log.Printf("%s cycle: %.0f URLs/s", name, c)
+		s.close()
+
+		s = open(serve)
+		s.put(*nURLs)
+		var r2 float64
+		p50[i], p99[i], r2 = s.latency(*nClients, *duration)
+		log.Printf("%s latency: p50 %v p99 %v, %.0f URLs/s", name, p50[i], p99[i], r2)
+		s.close()
+		if serve {
+			put.grpc, cyc.grpc, rate.grpc = r, c, r2
+		} else {
+			put.direct, cyc.direct, rate.direct = r, c, r2
+		}
+	}
+	fmt.Printf("| workload | direct | gRPC service | gRPC / direct | target |\n| --- | ---: | ---: | ---: | --- |\n")
+	fmt.Printf("| PutDiscovered, %d new URLs over %d queues | %.0f URLs/s | %.0f URLs/s | %.2f | ≥ 150,000 URLs/s |\n", *nURLs, *nQueues, put.direct, put.grpc, put.grpc/put.direct)
+	fmt.Printf("| GetURLs + PutURLs ack cycle, %d URLs over %d queues | %.0f URLs/s | %.0f URLs/s | %.2f | ≥ 50,000 URLs/s |\n", *nCycle, *nQueues, cyc.direct, cyc.grpc, cyc.grpc/cyc.direct)
+	fmt.Printf("| GetURLs p50 / p99, %d clients | %v / %v | %v / %v | %.2f (p99) | p99 < 10 ms |\n", *nClients, p50[0].Round(time.Microsecond), p99[0].Round(time.Microsecond),
+		p50[1].Round(time.Microsecond), p99[1].Round(time.Microsecond), float64(p99[1])/float64(max(p99[0], 1)))
+	fmt.Printf("| URLs served in the latency run | %.0f URLs/s | %.0f URLs/s | %.2f | |\n", rate.direct, rate.grpc, rate.grpc/max(rate.direct, 1))
+}
