@@ -50,6 +50,7 @@ var commands = map[string]command{
 	"crawl":   {"crawl politely from seed URLs, writing WARC files", runCrawl},
 	"demo":    {"crawl the built-in synthetic web for about 30 seconds", runDemo},
 	"index":   {"index a crawl's structured data and pages as they are written", runIndex},
+	"search":  {"serve the search site and API over a crawl's index", runSearch},
 }
 
 // usageError marks a bad invocation (exit code 2).
