@@ -1,6 +1,7 @@
 package rdf
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -187,6 +188,36 @@ func FuzzParseQuad(f *testing.F) {
 		}
 		if q2.String() != out {
 			t.Fatalf("String not stable: %q vs %q", q2.String(), out)
+		}
+	})
+}
+
+// FuzzQuadReader feeds a whole document to a QuadReader with a small line
+// bound: it must end, report only its own error kinds, and every quad it
+// returns must survive a round trip.
+func FuzzQuadReader(f *testing.F) {
+	f.Add([]byte("<http://a/s> <http://a/p> \"x\" .\r\n# c\n\n_:b <http://a/p> _:c <http://g/> .\r<http://a/s> <http://a/p> \"y\"@en ."))
+	f.Add([]byte(strings.Repeat("x", 300) + "\n<http://a/s> <http://a/p> <http://a/o> ."))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d := NewQuadReader(bytes.NewReader(in), QuadReaderOptions{MaxLineBytes: 256})
+		for i := 0; ; i++ {
+			if i > len(in)+1 {
+				t.Fatalf("more than %d results from %d bytes", i, len(in))
+			}
+			q, err := d.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			var se *NQuadsError
+			if err != nil {
+				if !errors.As(err, &se) && !errors.Is(err, ErrLineTooLong) {
+					t.Fatalf("unexpected error kind: %v", err)
+				}
+				continue
+			}
+			if q2, err := ParseQuad(q.String()); err != nil || q2 != q {
+				t.Fatalf("round trip of %v: %v, %v", q, q2, err)
+			}
 		}
 	})
 }
