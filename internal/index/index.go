@@ -72,6 +72,7 @@ type Indexer struct {
 	store *triplestore.Store
 	text  bleve.Index
 	runMu sync.Mutex // one CatchUp at a time
+	dirty int        // pages marked dirty since the last flushText; under runMu
 	mu    struct {
 		sync.Mutex
 		stats Stats
@@ -195,7 +196,10 @@ func (ix *Indexer) CatchUp(ctx context.Context) error {
 	if err := ix.catchUpQuads(ctx); err != nil {
 		return err
 	}
-	return ix.catchUpWARC(ctx)
+	if err := ix.catchUpWARC(ctx); err != nil {
+		return err
+	}
+	return ix.flushText(ctx)
 }
 
 // progress is how far a file was indexed: done, or the position to go on
@@ -274,31 +278,92 @@ func (p *pending) page(url string) (*Page, error) {
 	return pg, nil
 }
 
-// commit writes the text documents of the touched pages, then the store
-// batch with the page records and the progress (set by the caller in b).
-// The text index is written first: after a crash between the two, the
-// same input is indexed again, which rewrites the same documents.
+// commit writes the store batch with the touched page records, each
+// marked dirty (its text document is to be rewritten), and the progress
+// (set by the caller in b). Text documents are written later, by
+// flushText: a page whose quads and response are read in one pass gets
+// one text document, not two.
 func (p *pending) commit() error {
-	if len(p.pages) > 0 {
-		tb := p.ix.text.NewBatch()
-		for url, pg := range p.pages {
-			if err := tb.Index(url, pg.doc()); err != nil {
-				p.ix.count(func(s *Stats) { s.TextErrors++ })
-				p.ix.opts.Logf("index: text document %s: %v", url, err)
-			}
-			if err := putPageBatch(p.b, pg); err != nil {
-				return err
-			}
+	for _, pg := range p.pages {
+		if err := putPageBatch(p.b, pg); err != nil {
+			return err
 		}
-		if err := p.ix.text.Batch(tb); err != nil {
-			return fmt.Errorf("index: text index: %w", err)
+		if err := p.b.Set([]byte(prefixDirty+pg.URL), nil); err != nil {
+			return err
 		}
 	}
 	if err := p.b.Commit(); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
+	p.ix.dirty += len(p.pages)
 	p.ix.count(func(s *Stats) { s.Commits++ })
 	return nil
+}
+
+// prefixDirty marks the pages whose text document is out of date.
+const prefixDirty = "x/d/"
+
+// textBatch is the number of text documents written together.
+const textBatch = 500
+
+// maxDirty is the number of dirty pages after which a pass writes their
+// text documents before going on, so that search keeps up during a long
+// catch-up.
+const maxDirty = 20_000
+
+// flushText rewrites the text documents of the dirty pages, then clears
+// their marks. A crash in between rewrites them again at the next pass.
+func (ix *Indexer) flushText(ctx context.Context) error {
+	db := ix.store.DB().Pebble()
+	lower := []byte(prefixDirty)
+	upper := []byte(prefixDirty[:len(prefixDirty)-1] + string(prefixDirty[len(prefixDirty)-1]+1))
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		if err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		var urls []string
+		for ok := it.First(); ok && len(urls) < textBatch; ok = it.Next() {
+			urls = append(urls, string(it.Key()[len(prefixDirty):]))
+		}
+		err = it.Close()
+		if err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		if len(urls) == 0 {
+			ix.dirty = 0
+			return nil
+		}
+		tb := ix.text.NewBatch()
+		for _, u := range urls {
+			pg, err := ix.Page(u)
+			if err != nil {
+				return err
+			}
+			if pg == nil {
+				continue
+			}
+			if err := tb.Index(u, pg.doc()); err != nil {
+				ix.count(func(s *Stats) { s.TextErrors++ })
+				ix.opts.Logf("index: text document %s: %v", u, err)
+			}
+		}
+		if err := ix.text.Batch(tb); err != nil {
+			return fmt.Errorf("index: text index: %w", err)
+		}
+		b := ix.store.NewBatch()
+		for _, u := range urls {
+			if err := b.Delete([]byte(prefixDirty + u)); err != nil {
+				return err
+			}
+		}
+		if err := b.Commit(); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
 }
 
 // catchUpQuads indexes the finished quad files.
@@ -321,6 +386,11 @@ func (ix *Indexer) catchUpQuads(ctx context.Context) error {
 		}
 		if err := ix.indexQuadFile(ctx, filepath.Join(dir, name), name, pr.pos); err != nil {
 			return err
+		}
+		if ix.dirty >= maxDirty {
+			if err := ix.flushText(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -76,6 +76,11 @@ func (ix *Indexer) catchUpWARC(ctx context.Context) error {
 		if err := ix.indexWARC(ctx, f, pr); err != nil {
 			return err
 		}
+		if ix.dirty >= maxDirty {
+			if err := ix.flushText(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -23,8 +23,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -164,11 +166,6 @@ func (s *Server) Search(ctx context.Context, q Query) (*Results, error) {
 		bq = bleve.NewConjunctionQuery(must...)
 	}
 	req := bleve.NewSearchRequestOptions(bq, q.Size, q.From, false)
-	req.Fields = []string{index.FieldTitle}
-	if len(words) > 0 {
-		req.Highlight = bleve.NewHighlightWithStyle("html")
-		req.Highlight.Fields = []string{index.FieldText, index.FieldLiterals}
-	}
 	req.AddFacet("types", bleve.NewFacetRequest(index.FieldType, 30))
 	req.AddFacet("vocabs", bleve.NewFacetRequest(index.FieldVocab, 30))
 	res, err := s.ix.Text().SearchInContext(ctx, req)
@@ -192,26 +189,17 @@ func (s *Server) Search(ctx context.Context, q Query) (*Results, error) {
 	}
 	for _, h := range res.Hits {
 		hit := Hit{URL: h.ID, Score: h.Score}
-		if t, ok := h.Fields[index.FieldTitle].(string); ok {
-			hit.Title = t
-		}
-		for _, f := range []string{index.FieldText, index.FieldLiterals} {
-			if fr := h.Fragments[f]; len(fr) > 0 && hit.Snippet == "" {
-				hit.Snippet = strings.TrimSpace(fr[0])
-			}
-		}
 		pg, err := s.ix.Page(h.ID)
 		if err != nil {
 			return nil, err
 		}
 		if pg != nil {
+			hit.Title = pg.Title
 			for _, t := range pg.Types {
 				hit.Types = append(hit.Types, index.Compact(t))
 			}
 			hit.Matching = matching(pg, words)
-			if hit.Snippet == "" {
-				hit.Snippet = escapeSnippet(firstBytes(pg.Text, snippetBytes))
-			}
+			hit.Snippet = snippet(pg, words)
 		}
 		out.Hits = append(out.Hits, hit)
 	}
@@ -250,12 +238,98 @@ func matching(pg *index.Page, words []string) []Triple {
 	return out
 }
 
-func firstBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
+// snippet returns, as HTML, a window of the page's text (or of its literal
+// values) around the first query word found, the words marked; the start
+// of the text when none is found.
+func snippet(pg *index.Page, words []string) string {
+	texts := []string{pg.Desc + " " + pg.Text}
+	for _, l := range pg.Literals {
+		texts = append(texts, l.V)
 	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
+	for _, t := range texts {
+		if s, ok := window(strings.TrimSpace(t), words); ok {
+			return s
+		}
 	}
-	return s[:n] + "…"
+	return window0(strings.TrimSpace(texts[0]))
+}
+
+func window0(t string) string {
+	return html.EscapeString(cut(t, 0, snippetBytes)) + ellipsis(len(t) > snippetBytes)
+}
+
+func ellipsis(b bool) string {
+	if b {
+		return "…"
+	}
+	return ""
+}
+
+// window finds the first word in t (ASCII case folded, so that byte
+// offsets stay valid) and marks every word in a window around it.
+func window(t string, words []string) (string, bool) {
+	if len(words) == 0 || t == "" {
+		return "", false
+	}
+	low := asciiLower(t)
+	first := -1
+	for _, w := range words {
+		if i := strings.Index(low, asciiLower(w)); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return "", false
+	}
+	start := max(0, first-snippetBytes/3)
+	for start > 0 && !utf8.RuneStart(t[start]) {
+		start--
+	}
+	end := min(len(t), start+snippetBytes)
+	for end < len(t) && !utf8.RuneStart(t[end]) {
+		end++
+	}
+	seg, lseg := t[start:end], low[start:end]
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString("…")
+	}
+	for i := 0; i < len(seg); {
+		m := 0
+		for _, w := range words {
+			if lw := asciiLower(w); lw != "" && strings.HasPrefix(lseg[i:], lw) && len(lw) > m {
+				m = len(lw)
+			}
+		}
+		if m > 0 {
+			b.WriteString("<mark>" + html.EscapeString(seg[i:i+m]) + "</mark>")
+			i += m
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(seg[i:])
+		b.WriteString(html.EscapeString(seg[i : i+size]))
+		i += size
+	}
+	b.WriteString(ellipsis(end < len(t)))
+	return b.String(), true
+}
+
+// asciiLower lower-cases ASCII letters only, keeping byte offsets.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
+// cut returns t[from:from+n] moved to rune boundaries.
+func cut(t string, from, n int) string {
+	end := min(len(t), from+n)
+	for end < len(t) && end > from && !utf8.RuneStart(t[end]) {
+		end--
+	}
+	return t[from:end]
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"html/template"
 	"io/fs"
 	"mime"
@@ -34,7 +33,7 @@ type Server struct {
 func New(ix *index.Indexer) (*Server, error) {
 	t, err := template.New("").Funcs(template.FuncMap{
 		"subject": func(nq string) string { return "/subject?s=" + url.QueryEscape(nq) },
-		"safe":    func(s string) template.HTML { return template.HTML(s) }, // only for escapeSnippet/Bleve output
+		"safe":    func(s string) template.HTML { return template.HTML(s) }, // only for snippet's escaped output
 		"inc":     func(n int) int { return n + 1 },
 	}).ParseFS(assets, "templates/*.html")
 	if err != nil {
@@ -387,9 +386,6 @@ func label(t rdf.Term) string {
 	}
 	return t.Value
 }
-
-// escapeSnippet makes plain text safe for the HTML snippet field.
-func escapeSnippet(s string) string { return html.EscapeString(s) }
 
 func (s *Server) handleCounts(f func(limit int) ([]triplestore.Count, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -271,6 +271,15 @@ func (b *Batch) Set(key, value []byte) error {
 	return b.b.Set(key, value, nil)
 }
 
+// Delete queues the deletion of a client's own key (which must not start
+// with "t/").
+func (b *Batch) Delete(key []byte) error {
+	if bytes.HasPrefix(key, []byte("t/")) {
+		return fmt.Errorf("triplestore: key %q is in the store's namespace", key)
+	}
+	return b.b.Delete(key, nil)
+}
+
 // intern returns the id of t, allocating one in the batch if it is new
 // (fresh is then true).
 func (b *Batch) intern(t rdf.Term) (id uint64, fresh bool, err error) {

@@ -202,6 +202,9 @@ func TestBadInput(t *testing.T) {
 	if err := b.Set([]byte("t/x"), nil); err == nil {
 		t.Error("Set in the store's namespace accepted")
 	}
+	if err := b.Delete([]byte("t/S")); err == nil {
+		t.Error("Delete in the store's namespace accepted")
+	}
 	for _, limit := range []int{-1, MaxPageSize + 1} {
 		if _, err := st.Match(Pattern{}, "", limit); err == nil {
 			t.Errorf("limit %d accepted", limit)
