@@ -22,8 +22,10 @@ machine that reads the same files; a restart goes on where it stopped.
 	indexDir := fs.String("index-dir", "", "`DIR` of the stores (default DIR/index)")
 	once := fs.Bool("once", false, "index what is there, then exit")
 	poll := fs.Duration("poll", 2*time.Second, "how often to look for new files")
+	// Only the log flags of commonFlags: no config file or resolver here.
 	var common commonFlags
-	common.register(fs)
+	fs.StringVar(&common.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
+	fs.StringVar(&common.logLevel, "log-level", "info", "minimum log `level`: debug, info, warn, error")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}

@@ -29,8 +29,10 @@ the stores admit one process); --follow=false only serves.`)
 	listen := fs.String("listen", "127.0.0.1:8484", "`ADDR` to serve on")
 	follow := fs.Bool("follow", true, "keep indexing new files while serving")
 	poll := fs.Duration("poll", 2*time.Second, "how often to look for new files when following")
+	// Only the log flags of commonFlags: no config file or resolver here.
 	var common commonFlags
-	common.register(fs)
+	fs.StringVar(&common.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
+	fs.StringVar(&common.logLevel, "log-level", "info", "minimum log `level`: debug, info, warn, error")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
