@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +13,20 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/rdf"
 	"github.com/courtesy-crawler/courtesy/internal/triplestore"
 )
+
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n << 10
+		}
+	}
+	return 0
+}
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -49,12 +65,20 @@ func benchPage(i int) ([]rdf.Quad, string) {
 	return qs, body
 }
 
-// BenchmarkCatchUp indexes 2,000 product pages (quads and WARC
-// responses) from scratch and reports the input rate (MB/s of N-Quads and
-// HTML), quads/s and pages/s, by wall clock and per CPU second of the
-// process (the machine is shared).
+// BenchmarkCatchUp indexes COURTESY_CATCHUP_PAGES (default 2,000)
+// product pages (quads and WARC responses) from scratch and reports the
+// input rate (MB/s of N-Quads and HTML), quads/s and pages/s, by wall clock
+// and per CPU second of the process (the machine is shared), and the peak
+// RSS of the process.
 func BenchmarkCatchUp(b *testing.B) {
-	const pages = 2000
+	pages := 2000
+	if v := os.Getenv("COURTESY_CATCHUP_PAGES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("COURTESY_CATCHUP_PAGES=%q", v)
+		}
+		pages = n
+	}
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
@@ -89,7 +113,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		wall, cpu := time.Since(start), cpuTime()-cpu0
 		b.StopTimer()
 		st := ix.Stats()
-		if st.Pages != pages || st.Quads != pages*12 {
+		if st.Pages != int64(pages) || st.Quads != int64(pages)*12 {
 			b.Fatalf("stats %+v", st)
 		}
 		b.ReportMetric(float64(st.Bytes)/1e6/wall.Seconds(), "MB/s")
@@ -98,6 +122,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		b.ReportMetric(float64(st.Bytes)/1e6/cpu.Seconds(), "MB/cpu-s")
 		b.ReportMetric(float64(st.Quads)/cpu.Seconds(), "quads/cpu-s")
 		b.ReportMetric(float64(st.Pages)/cpu.Seconds(), "pages/cpu-s")
+		b.ReportMetric(float64(peakRSS())/(1<<20), "peakRSS-MiB")
 		ix.Close()
 		b.StartTimer()
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/index"
 	"github.com/courtesy-crawler/courtesy/internal/rdf"
@@ -27,6 +30,43 @@ var assets embed.FS
 type Server struct {
 	ix   *index.Indexer
 	tmpl *template.Template
+	now  func() time.Time
+	// filters caches the filter choices of the search page (the facets
+	// of every page in the index), which cost a pass over all documents.
+	filters struct {
+		sync.Mutex
+		docs          uint64
+		at            time.Time
+		types, vocabs []Facet
+		ok            bool
+	}
+}
+
+// filtersTTL is how long the search page's filter choices are reused
+// while the index grows.
+const filtersTTL = 30 * time.Second
+
+// filterChoices returns the classes and vocabularies of the whole index,
+// recomputed when the index changed and the last computation is older
+// than filtersTTL (or never happened).
+func (s *Server) filterChoices(ctx context.Context) ([]Facet, []Facet, error) {
+	docs, err := s.ix.Text().DocCount()
+	if err != nil {
+		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	s.filters.Lock()
+	defer s.filters.Unlock()
+	now := s.now()
+	if s.filters.ok && (docs == s.filters.docs || now.Sub(s.filters.at) < filtersTTL) {
+		return s.filters.types, s.filters.vocabs, nil
+	}
+	all, err := s.Search(ctx, Query{Size: 1})
+	if err != nil {
+		return nil, nil, err
+	}
+	s.filters.docs, s.filters.at, s.filters.ok = docs, now, true
+	s.filters.types, s.filters.vocabs = all.Types, all.Vocabs
+	return all.Types, all.Vocabs, nil
 }
 
 // New returns a server over an open index.
@@ -39,7 +79,7 @@ func New(ix *index.Indexer) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: templates: %w", err)
 	}
-	return &Server{ix: ix, tmpl: t}, nil
+	return &Server{ix: ix, tmpl: t, now: time.Now}, nil
 }
 
 // Handler returns the site's routes.
@@ -158,12 +198,10 @@ func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
 	// The filter choices are every class and vocabulary indexed, from
 	// the facets of an empty query, so that a filter can be chosen
 	// before any search.
-	all, err := s.Search(r.Context(), Query{Size: 1})
-	if err != nil {
+	if d.Types, d.Vocabs, err = s.filterChoices(r.Context()); err != nil {
 		httpError(w, r, err)
 		return
 	}
-	d.Types, d.Vocabs = all.Types, all.Vocabs
 	if q.Text != "" || q.Type != "" || q.Vocab != "" {
 		if d.Res, err = s.Search(r.Context(), q); err != nil {
 			httpError(w, r, err)

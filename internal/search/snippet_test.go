@@ -1,8 +1,11 @@
 package search
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/index"
 )
@@ -34,5 +37,39 @@ func TestSnippet(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestFilterChoicesCache(t *testing.T) {
+	t.Parallel()
+	srv, _ := newTestServer(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	srv.now = func() time.Time { return now }
+	labels := func() []string {
+		t.Helper()
+		types, _, err := srv.filterChoices(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range types {
+			out = append(out, f.Label)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := labels(); !slices.Contains(got, "schema:Person") || slices.Contains(got, "schema:Event") {
+		t.Fatalf("types %v", got)
+	}
+	if err := srv.ix.Text().Index("http://events.test/", map[string]any{index.FieldType: []string{"http://schema.org/Event"}}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(filtersTTL - time.Second)
+	if got := labels(); slices.Contains(got, "schema:Event") {
+		t.Fatalf("recomputed within the TTL: %v", got)
+	}
+	now = now.Add(time.Second)
+	if got := labels(); !slices.Contains(got, "schema:Event") {
+		t.Fatalf("not recomputed after the TTL: %v", got)
 	}
 }
