@@ -105,7 +105,7 @@ func Open(opts Options) (*Indexer, error) {
 	}
 	textDir := filepath.Join(opts.IndexDir, "text")
 	var text bleve.Index
-	if _, err := os.Stat(textDir); errors.Is(err, os.ErrNotExist) {
+	if _, serr := os.Stat(textDir); errors.Is(serr, os.ErrNotExist) {
 		text, err = bleve.New(textDir, textMapping())
 	} else {
 		text, err = bleve.Open(textDir)

@@ -319,3 +319,21 @@ func TestDirtyPagesSurviveRestart(t *testing.T) {
 		t.Fatalf("dirty page not indexed after restart: %v", got)
 	}
 }
+
+func TestOpenBadTextIndex(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A file where the text index's directory belongs.
+	if err := os.MkdirAll(filepath.Join(dir, "index"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index", "text"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ix, err := Open(Options{DataDir: dir}); err == nil || !strings.Contains(err.Error(), "text index") {
+		if ix != nil {
+			ix.Close()
+		}
+		t.Fatalf("Open = %v, want a text index error", err)
+	}
+}

@@ -2,16 +2,12 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
 
 	"github.com/courtesy-crawler/courtesy/internal/rdf"
 )
-
-// errStop ends a file's reading at a commit point that cannot go on.
-var errStop = errors.New("index: stop")
 
 // indexQuadFile indexes one finished quad file from statement skip on,
 // committing every BatchQuads quads with the file's progress.
