@@ -86,14 +86,13 @@ func BenchmarkCatchUp(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		t := &testing.T{}
-		ww := newWARC(t, dir)
+		ww := newWARC(b, dir)
 		for i := range pages {
 			qs, body := benchPage(i)
 			if err := qw.WriteQuads(qs); err != nil {
 				b.Fatal(err)
 			}
-			writePage(t, ww, qs[0].G.Value, "text/html; charset=utf-8", body)
+			writePage(b, ww, qs[0].G.Value, "text/html; charset=utf-8", body)
 		}
 		if err := qw.Close(); err != nil {
 			b.Fatal(err)

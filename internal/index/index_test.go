@@ -45,7 +45,7 @@ func html(title, text string) string {
 	return "<!doctype html><html><head><title>" + title + "</title></head><body><p>" + text + "</p></body></html>"
 }
 
-func newWARC(t *testing.T, dir string) *warc.Writer {
+func newWARC(t testing.TB, dir string) *warc.Writer {
 	t.Helper()
 	w, err := warc.NewWriter(warc.Options{Dir: filepath.Join(dir, "warc"), Prefix: "test", NoIndex: true})
 	if err != nil {
@@ -54,7 +54,7 @@ func newWARC(t *testing.T, dir string) *warc.Writer {
 	return w
 }
 
-func writePage(t *testing.T, w *warc.Writer, u, ct, body string) {
+func writePage(t testing.TB, w *warc.Writer, u, ct, body string) {
 	t.Helper()
 	hdr := "HTTP/1.1 200 OK\r\nContent-Type: " + ct + "\r\n\r\n"
 	if _, err := w.WriteExchange(context.Background(), &warc.Exchange{
