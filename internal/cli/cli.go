@@ -51,6 +51,8 @@ var commands = map[string]command{
 	"demo":     {"crawl the built-in synthetic web for about 30 seconds", runDemo},
 	"rdf":      {"extract RDFa, microdata and JSON-LD as N-Quads (extract)", runRDF},
 	"frontier": {"talk to a URLFrontier service: queues, stats, put, dump, ...", runFrontier},
+	"index":    {"index a crawl's structured data and pages as they are written", runIndex},
+	"search":   {"serve the search site and API over a crawl's index", runSearch},
 }
 
 // usageError marks a bad invocation (exit code 2).
