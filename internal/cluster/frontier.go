@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -545,7 +546,7 @@ func (f *Frontier) lease(ctx context.Context, cands []candidate, p frontier.GetP
 			return nil, err
 		}
 		calls[i] = &call{s: leaseScript, keys: f.queueKeys(c.crawl, c.key),
-			args: []any{f.nowArg(), dd, per, max(p.MaxURLsPerQueue, 0), leaseDur.Milliseconds()}}
+			args: []any{f.nowArg(), dd, per, max(p.MaxURLsPerQueue, 0), leaseDur.Milliseconds(), strconv.FormatUint(rand.Uint64(), 36)}}
 	}
 	if err := f.run(ctx, "get", calls); err != nil {
 		return nil, err

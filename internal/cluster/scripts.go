@@ -135,8 +135,11 @@ return st
 `)
 
 // leaseScript: ARGV[3] most URLs to lease, ARGV[4] the caller's bound on
-// the queue's URLs in flight (0 none), ARGV[5] lease in ms. Returns the
-// state, then per URL leased: token, z member, data.
+// the queue's URLs in flight (0 none), ARGV[5] lease in ms, ARGV[6] a
+// random nonce of the caller. Returns the state, then per URL leased:
+// token, z member, data. A token is the queue's fencing counter and the
+// nonce: after a failover that lost the last increments of the counter, a
+// reissued number still makes a different token.
 var leaseScript = redis.NewScript(luaQueue + `
 reclaim()
 local n, maxInflight, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -160,10 +163,10 @@ if not (f[6] and f[6] ~= '') and not (limit > 0 and completed >= limit) and bloc
       local r = redis.call('HGET', u, h)
       redis.call('ZREM', z, mem)
       if r and string.sub(r, 1, 1) == 'q' then
-        local tok = redis.call('HINCRBY', m, 'fence', 1)
+        local tok = redis.call('HINCRBY', m, 'fence', 1) .. '-' .. ARGV[6]
         redis.call('ZADD', l, now + lease, h)
         redis.call('HSET', t, h, tok)
-        out[#out + 1] = tostring(tok)
+        out[#out + 1] = tok
         out[#out + 1] = mem
         out[#out + 1] = string.sub(r, 22)
       end

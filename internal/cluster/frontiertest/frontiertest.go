@@ -29,6 +29,9 @@ type Clock struct {
 	t  time.Time
 }
 
+// NewClock returns a clock at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
 // Now returns the fake time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
@@ -130,7 +133,7 @@ func Run(t *testing.T, newF New) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := &Clock{t: time.Unix(1_800_000_000, 0)}
+			clk := NewClock(time.Unix(1_800_000_000, 0))
 			e := &env{t: t, clk: clk, ctx: context.Background()}
 			e.f = newF(t, clk.Now)
 			t.Cleanup(func() { e.f.Close() })
