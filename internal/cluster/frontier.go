@@ -53,7 +53,10 @@ type Options struct {
 	// (asynchronous replication: a failover may lose the last writes).
 	WaitReplicas int
 	// WaitTimeout bounds that wait; 0 means 1 s. A write not replicated
-	// in time is retried as a failure.
+	// in time is retried as a failure, unless its master has fewer
+	// replicas connected than WaitReplicas (after a failover the new
+	// master has none until the old one comes back): then it is taken
+	// and counted in Counters.WaitShort.
 	WaitTimeout time.Duration
 	// Now is the clock for leases, due times and blocks. nil means Redis
 	// server time (the TIME command inside each script), so that the
@@ -122,6 +125,9 @@ type Frontier struct {
 		// registered lists the crawls this process has added to the
 		// crawl set.
 		registered map[string]bool
+		// replicas caches the replicas connected to masters that
+		// answered a WAIT short, by address (Options.WaitReplicas).
+		replicas map[string]replicaCount
 	}
 }
 
@@ -150,6 +156,7 @@ func New(ctx context.Context, c redis.UniversalClient, o Options) (*Frontier, er
 	f.mu.leases = map[string]heldLease{}
 	f.mu.delays = map[string]cachedDelay{}
 	f.mu.registered = map[string]bool{}
+	f.mu.replicas = map[string]replicaCount{}
 	var shards int
 	err := f.retry(ctx, "config", func(ctx context.Context) error {
 		k := o.Prefix + "{crawls}:config"
@@ -921,8 +928,8 @@ type Counters struct {
 	Retries uint64
 	// StaleAcks counts acknowledgements refused by fencing.
 	StaleAcks uint64
-	// WaitShort counts writes that fewer replicas than WaitReplicas
-	// acknowledged in time (each retried).
+	// WaitShort counts writes taken with fewer replicas than
+	// WaitReplicas, because their master had fewer connected.
 	WaitShort uint64
 }
 

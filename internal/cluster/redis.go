@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -135,18 +136,41 @@ func (f *Frontier) runWait(ctx context.Context, what string, calls []*call) erro
 	return f.retry(ctx, what, func(ctx context.Context) error {
 		for _, cl := range calls {
 			var node redis.Cmdable = f.c
+			addr := ""
 			if cc, ok := f.c.(*redis.ClusterClient); ok {
 				m, err := cc.MasterForKey(ctx, cl.keys[0])
 				if err != nil {
 					return err
 				}
-				node = m
+				node, addr = m, m.Options().Addr
+			}
+			want := f.o.WaitReplicas
+			n, ok := f.knownReplicas(addr)
+			if !ok {
+				// Asked once a second per master: WAIT for more
+				// replicas than are connected would only time out.
+				info, err := node.Info(ctx, "replication").Result()
+				if err != nil {
+					return err
+				}
+				n = connectedReplicas(info)
+				f.setReplicas(addr, n)
+			}
+			want = min(want, n)
+			if want == 0 {
+				// A master known to have no replica: WAIT would only
+				// time out.
+				if err := f.runOnce(ctx, node, []*call{cl}); err != nil {
+					return err
+				}
+				f.waitShort.Add(1)
+				continue
 			}
 			// One pipeline is one connection: WAIT counts the replicas
 			// that have this connection's writes.
 			pipe := node.Pipeline()
 			ev := cl.s.EvalSha(ctx, pipe, cl.keys, cl.args...)
-			w := pipe.Do(ctx, "WAIT", f.o.WaitReplicas, f.o.WaitTimeout.Milliseconds())
+			w := pipe.Do(ctx, "WAIT", want, f.o.WaitTimeout.Milliseconds())
 			_, _ = pipe.Exec(ctx)
 			if err := ev.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 				if err := cl.s.Load(ctx, node).Err(); err != nil {
@@ -154,7 +178,7 @@ func (f *Frontier) runWait(ctx context.Context, what string, calls []*call) erro
 				}
 				pipe = node.Pipeline()
 				ev = cl.s.EvalSha(ctx, pipe, cl.keys, cl.args...)
-				w = pipe.Do(ctx, "WAIT", f.o.WaitReplicas, f.o.WaitTimeout.Milliseconds())
+				w = pipe.Do(ctx, "WAIT", want, f.o.WaitTimeout.Milliseconds())
 				_, _ = pipe.Exec(ctx)
 			}
 			if err := ev.Err(); err != nil {
@@ -165,9 +189,21 @@ func (f *Frontier) runWait(ctx context.Context, what string, calls []*call) erro
 			if err != nil {
 				return err
 			}
-			if n < f.o.WaitReplicas {
+			if n < want {
+				// A master left without replicas (its replica was
+				// promoted when it died, or is resyncing) cannot do
+				// better: the write is taken, and counted, rather than
+				// the crawl stopped. Otherwise a slow replica is retried.
+				info, err := node.Info(ctx, "replication").Result()
+				if err != nil {
+					return err
+				}
+				connected := connectedReplicas(info)
+				f.setReplicas(addr, connected)
+				if connected >= want {
+					return fmt.Errorf("NOREPLICAS %d of %d replicas acknowledged within %v", n, want, f.o.WaitTimeout)
+				}
 				f.waitShort.Add(1)
-				return fmt.Errorf("NOREPLICAS %d of %d replicas acknowledged within %v", n, f.o.WaitReplicas, f.o.WaitTimeout)
 			}
 		}
 		return nil
@@ -190,4 +226,38 @@ func asInt(v any) (int64, bool) {
 		return n, err == nil
 	}
 	return 0, false
+}
+
+// connectedReplicas reads connected_slaves from INFO replication.
+func connectedReplicas(info string) int {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}
+
+// knownReplicas returns the replicas a master had connected when last
+// checked, if that was less than a second ago.
+func (f *Frontier) knownReplicas(addr string) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.mu.replicas[addr]
+	if !ok || time.Since(r.checked) > time.Second {
+		return 0, false
+	}
+	return r.n, true
+}
+
+func (f *Frontier) setReplicas(addr string, n int) {
+	f.mu.Lock()
+	f.mu.replicas[addr] = replicaCount{n: n, checked: time.Now()}
+	f.mu.Unlock()
+}
+
+type replicaCount struct {
+	n       int
+	checked time.Time
 }
