@@ -11,14 +11,14 @@
 //
 // # Key layout
 //
-// Every queue (crawl ID, key) owns five keys under one hash tag, so they
+// Every queue (crawl ID, key) owns six keys under one hash tag, so they
 // live in one cluster slot and every queue operation is one atomic Lua
 // script on one master: a meta hash (counters, delay, block, crawl limit,
 // retired reason, version, fencing counter), a sorted set of queued URLs
 // in due order, a hash of URL records (the seen-test: a 16-byte hash of
-// each URL the queue ever held, with the URL and metadata while it is
-// queued), a sorted set of leases by expiry and a hash of their fencing
-// tokens. A URL is unique within its queue; with the crawler's queues
+// each URL the queue ever held, with its state), a hash of the URLs and
+// metadata of the queued ones, a sorted set of leases by expiry and a hash
+// of their fencing tokens. A URL is unique within its queue; with the crawler's queues
 // (one per host) that is unique within the crawl.
 //
 // A crawl's ready queues are indexed in IndexShards sorted sets, each in

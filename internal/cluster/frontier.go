@@ -189,10 +189,10 @@ func normCrawl(id string) string {
 	return id
 }
 
-// queueKeys are the five keys of a queue, under one hash tag.
+// queueKeys are the six keys of a queue, under one hash tag.
 func (f *Frontier) queueKeys(crawl, key string) []string {
 	base := f.o.Prefix + "{q\x1f" + tagEscape(crawl) + "\x1f" + tagEscape(key) + "}:"
-	return []string{base + "m", base + "z", base + "u", base + "l", base + "t"}
+	return []string{base + "m", base + "z", base + "u", base + "l", base + "t", base + "d"}
 }
 
 func (f *Frontier) shardOf(key string) int {

@@ -2,16 +2,20 @@ package cluster
 
 import "github.com/redis/go-redis/v9"
 
-// The queue scripts share this prelude. KEYS are one queue's five keys,
+// The queue scripts share this prelude. KEYS are one queue's six keys,
 // all under one hash tag (one slot): m (meta hash), z (queued URLs, a
 // sorted set), u (URL records, the seen-test), l (leases: URL hash →
-// expiry) and t (lease tokens: URL hash → fencing token). ARGV[1] is the
+// expiry), t (lease tokens: URL hash → fencing token) and d (URL hash →
+// URL and metadata, while queued). ARGV[1] is the
 // time in milliseconds, or -1 for Redis server time; ARGV[2] the crawl's
 // default delay in milliseconds.
 //
 // A URL record (u) is 'q' .. sort8 .. due (8-byte double) .. created
-// (4 bytes, unix seconds) .. data for a queued URL, and 'c' .. created for
-// a completed one. sort8 is the URL's order within a due time: 127 -
+// (4 bytes, unix seconds) for a queued URL, and 'c' .. created for a
+// completed one. The URL and metadata live apart, in d, and only while
+// queued: so a queue's records stay under Redis's 64-byte limit for the
+// compact listpack encoding of small hashes, and a completed URL costs
+// its 16-byte hash and 5 bytes. sort8 is the URL's order within a due time: 127 -
 // priority (1 byte, so higher priorities first), depth (2 bytes,
 // breadth-first), then the queue's insertion sequence (5 bytes). The
 // member of z is sort8 .. the 16-byte URL hash, scored by the due time, so
@@ -19,7 +23,7 @@ import "github.com/redis/go-redis/v9"
 // order. Leasing moves a member from z to l; an expired lease moves it
 // back (reclaim), in Redis, whoever runs the next script of the queue.
 const luaQueue = `
-local m, z, u, l, t = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local m, z, u, l, t, d = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local now = tonumber(ARGV[1])
 if now < 0 then
   local tt = redis.call('TIME')
@@ -116,12 +120,14 @@ for i = 0, n - 1 do
     end
     if due < 0 then
       redis.call('HSET', u, h, 'c' .. struct.pack('>I4', c))
+      redis.call('HDEL', d, h)
       completed = completed + 1
     else
       local seq = redis.call('HINCRBY', m, 'seq', 1)
       local s8 = string.char(127 - prio) .. struct.pack('>I2', depth) ..
         string.char(math.floor(seq / 4294967296) % 256) .. struct.pack('>I4', seq % 4294967296)
-      redis.call('HSET', u, h, 'q' .. s8 .. struct.pack('>d', due) .. struct.pack('>I4', c) .. data)
+      redis.call('HSET', u, h, 'q' .. s8 .. struct.pack('>d', due) .. struct.pack('>I4', c))
+      redis.call('HSET', d, h, data)
       redis.call('ZADD', z, due, s8 .. h)
       queued = queued + 1
     end
@@ -168,7 +174,7 @@ if not (f[6] and f[6] ~= '') and not (limit > 0 and completed >= limit) and bloc
         redis.call('HSET', t, h, tok)
         out[#out + 1] = tok
         out[#out + 1] = mem
-        out[#out + 1] = string.sub(r, 22)
+        out[#out + 1] = redis.call('HGET', d, h) or ''
       end
     end
     if #out > 0 then redis.call('HSET', m, 'last', now) end
