@@ -49,6 +49,7 @@ var commands = map[string]command{
 	"serve":   {"run the shared frontier (URLFrontier gRPC) and politeness services", runServe},
 	"crawl":   {"crawl politely from seed URLs, writing WARC files", runCrawl},
 	"demo":    {"crawl the built-in synthetic web for about 30 seconds", runDemo},
+	"cluster": {"show the nodes and totals of a crawl shared through Redis Cluster", runCluster},
 }
 
 // usageError marks a bad invocation (exit code 2).
