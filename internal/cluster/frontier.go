@@ -266,7 +266,7 @@ func (f *Frontier) indexCall(crawl, key string, s queueState) *call {
 		r = 1
 	}
 	return &call{s: indexScript, keys: f.indexKeys(crawl, f.shardOf(key)),
-		args: []any{key, s.ver, s.ready, s.queued, s.inflight, s.completed, r}}
+		args: []any{key, s.ver, s.ready, s.queued, s.inflight, s.completed, r, "0"}}
 }
 
 // defaultDelay returns a crawl's default delay in ms, cached for a second.

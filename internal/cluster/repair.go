@@ -94,7 +94,9 @@ func (f *Frontier) repairMetas(ctx context.Context, metas []string) (int, error)
 		if err != nil {
 			return 0, err
 		}
-		index = append(index, f.indexCall(qs[i].crawl, qs[i].key, st))
+		ic := f.indexCall(qs[i].crawl, qs[i].key, st)
+		ic.args[len(ic.args)-1] = "1" // the queue's state is the truth
+		index = append(index, ic)
 	}
 	if err := f.runOnce(ctx, f.c, index); err != nil {
 		return 0, err

@@ -230,8 +230,11 @@ return {r or '', leased}
 // indexScript keeps one shard of a crawl's index (all keys under the
 // shard's tag): KEYS r (queue key → ready time), q (queue key → "version
 // queued inflight completed retired"), s (totals). ARGV queue key,
-// version, ready, queued, inflight, completed, retired. An update older
-// than the one stored is dropped, so updates may arrive in any order.
+// version, ready, queued, inflight, completed, retired, force ('1': apply
+// whatever the version). An update older than the one stored is dropped,
+// so updates may arrive in any order. Repair forces: after a failover
+// that lost a queue's last version increments, its new versions may be
+// lower than the index's until then.
 var indexScript = redis.NewScript(`
 local r, q, s = KEYS[1], KEYS[2], KEYS[3]
 local key = ARGV[1]
@@ -246,7 +249,7 @@ if old then
   for x in string.gmatch(old, '[^ ]+') do p[#p + 1] = tonumber(x) end
   ov, oq, oi, oc, orr = p[1], p[2], p[3], p[4], p[5]
 end
-if ver <= ov then return 0 end
+if ver <= ov and ARGV[8] ~= '1' then return 0 end
 if ready < 0 then redis.call('ZREM', r, key) else redis.call('ZADD', r, ready, key) end
 redis.call('HSET', q, key, ver .. ' ' .. nq .. ' ' .. ni .. ' ' .. nc .. ' ' .. nr)
 local function parts(qd, inf, rt)
