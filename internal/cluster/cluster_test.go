@@ -203,6 +203,19 @@ func TestRepairVersionRegression(t *testing.T) {
 	}
 }
 
+// TestGetUnknownKey: a Get naming a queue that does not exist creates
+// nothing (no phantom queue in the totals).
+func TestGetUnknownKey(t *testing.T) {
+	a, _, _, _ := twoNodes(t)
+	ctx := context.Background()
+	if ls, err := a.Get(ctx, frontier.GetParams{Key: "nowhere.example"}); err != nil || len(ls) != 0 {
+		t.Fatalf("Get: %v, %v", ls, err)
+	}
+	if s := a.Stats("", ""); s.Queues != 0 {
+		t.Fatalf("stats %+v after a Get of an unknown queue", s)
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	for _, o := range []cluster.Options{{Prefix: "a{b"}, {Prefix: "}"}, {IndexShards: -1}, {IndexShards: 20000}} {
 		if err := o.Validate(); err == nil {

@@ -561,6 +561,9 @@ func (f *Frontier) lease(ctx context.Context, cands []candidate, p frontier.GetP
 	var out []frontier.Lease
 	index := make([]*call, 0, len(cands))
 	for i, c := range cands {
+		if len(calls[i].res) == 1 {
+			continue // unknown queue
+		}
 		st, err := parseState(calls[i].res)
 		if err != nil {
 			return nil, err

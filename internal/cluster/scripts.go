@@ -145,8 +145,10 @@ return st
 // random nonce of the caller. Returns the state, then per URL leased:
 // token, z member, data. A token is the queue's fencing counter and the
 // nonce: after a failover that lost the last increments of the counter, a
-// reissued number still makes a different token.
+// reissued number still makes a different token. {-1} for an unknown
+// queue (a Get naming a key that was never put).
 var leaseScript = redis.NewScript(luaQueue + `
+if redis.call('EXISTS', m) == 0 then return {-1} end
 reclaim()
 local n, maxInflight, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local f = redis.call('HMGET', m, 'completed', 'limit', 'delay', 'blocked', 'last', 'retired')
