@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -490,7 +491,10 @@ func (f *Frontier) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Le
 	if p.MaxQueues > 0 {
 		want = min(want, p.MaxQueues)
 	}
-	perShard := min(want, 256)
+	// Other processes take from the same heads: peek further than
+	// wanted, and when a queue taken meanwhile yields nothing, go on with
+	// the next ones (a few rounds at most).
+	perShard := min(4*want, 256)
 	var calls []*call
 	for _, crawl := range crawls {
 		for s := range f.shards {
@@ -513,26 +517,30 @@ func (f *Frontier) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Le
 			cands = append(cands, candidate{crawl: crawl, key: k, ready: r})
 		}
 	}
-	sortCandidates(cands)
-	if len(cands) > want {
-		cands = cands[:want]
+	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(a.ready, b.ready) })
+	var out []frontier.Lease
+	queues := 0
+	for round := 0; round < 4 && len(cands) > 0 && queues < want && budget > 0; round++ {
+		n := min(want-queues, len(cands))
+		ls, err := f.lease(ctx, cands[:n], p, leaseDur, budget)
+		if err != nil {
+			return nil, err
+		}
+		cands = cands[n:]
+		out = append(out, ls...)
+		budget -= len(ls)
+		seen := map[[2]string]bool{}
+		for _, l := range ls {
+			seen[[2]string{l.CrawlID, l.Key}] = true
+		}
+		queues += len(seen)
 	}
-	return f.lease(ctx, cands, p, leaseDur, budget)
+	return out, nil
 }
 
 type candidate struct {
 	crawl, key string
 	ready      float64
-}
-
-func sortCandidates(c []candidate) {
-	// Few hundred at most: insertion sort keeps equal ready times in
-	// shard order.
-	for i := 1; i < len(c); i++ {
-		for j := i; j > 0 && c[j].ready < c[j-1].ready; j-- {
-			c[j], c[j-1] = c[j-1], c[j]
-		}
-	}
 }
 
 // lease runs the lease script on each candidate queue.
