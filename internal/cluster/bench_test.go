@@ -231,3 +231,34 @@ func envInt(name string, def int) int {
 	}
 	return def
 }
+
+// BenchmarkAck: the latency of one acknowledgement (completed), from one
+// goroutine, with and without WAIT 1, on the cluster and on one server.
+func BenchmarkAck(b *testing.B) {
+	for _, be := range backends(b) {
+		b.Run(be.name, func(b *testing.B) {
+			ctx := context.Background()
+			var leases []frontier.Lease
+			for lo := 0; len(leases) < b.N; lo += 1000 {
+				items := make([]frontier.Item, 1000)
+				for i := range items {
+					items[i] = frontier.Item{Info: frontier.URLInfo{URL: benchURL(800000+(lo+i)%500, lo+i), CrawlID: "ack"}}
+				}
+				if _, err := be.f.Put(ctx, items); err != nil {
+					b.Fatal(err)
+				}
+				ls, err := be.f.Get(ctx, frontier.GetParams{CrawlID: "ack"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				leases = append(leases, ls...)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if err := be.f.Ack(ctx, leases[i].URLInfo, time.Time{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
