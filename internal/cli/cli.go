@@ -53,6 +53,7 @@ var commands = map[string]command{
 	"frontier": {"talk to a URLFrontier service: queues, stats, put, dump, ...", runFrontier},
 	"index":    {"index a crawl's structured data and pages as they are written", runIndex},
 	"search":   {"serve the search site and API over a crawl's index", runSearch},
+	"cluster":  {"show the nodes and totals of a crawl shared through Redis Cluster", runCluster},
 }
 
 // usageError marks a bad invocation (exit code 2).

@@ -6,6 +6,16 @@
 //
 //	srv := redistest.Start(t)
 //	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+//
+// StartCluster starts a local Redis Cluster of six processes (3 masters, 3
+// replicas), as scripts/redis-cluster does; Kill and WaitFailover let a
+// test crash a master and wait for its replica to take over:
+//
+//	c := redistest.StartCluster(t)
+//	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs})
+//	master, _ := c.MasterFor(ctx, "{tag}key")
+//	c.Kill(master)
+//	c.WaitFailover(ctx, master)
 package redistest
 
 import (

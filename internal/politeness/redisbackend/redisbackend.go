@@ -72,6 +72,12 @@ func NewState(c redis.UniversalClient, o Options) *State {
 }
 
 func (s *State) keys(key string) []string {
+	if key == "" || key[0] == '}' {
+		// "{}" is no hash tag: Redis Cluster would hash the two whole
+		// keys, to different slots. A leading NUL (in no host name)
+		// makes the tag non-empty.
+		key = "\x00" + key
+	}
 	base := s.o.Prefix + "{" + key + "}:"
 	return []string{base + "leases", base + "state"}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/politeness/redisbackend"
 )
@@ -21,6 +23,10 @@ import (
 // once for both.
 func TestTwoGates(t *testing.T) {
 	c, o := client(t)
+	testTwoGates(t, c, o)
+}
+
+func testTwoGates(t *testing.T, c redis.UniversalClient, o redisbackend.Options) {
 	var robotsHits, pageHits atomic.Int32
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -119,6 +125,10 @@ func mustParse(t *testing.T, s string) *url.URL {
 // TestKeysExpire: idle state does not stay in Redis for ever.
 func TestKeysExpire(t *testing.T) {
 	c, o := client(t)
+	testKeysExpire(t, c, o)
+}
+
+func testKeysExpire(t *testing.T, c redis.UniversalClient, o redisbackend.Options) {
 	s := redisbackend.NewState(c, o)
 	ctx := context.Background()
 	g, err := s.Acquire(ctx, "exp.example", politeness.AcquireRequest{LeaseID: "a", Limit: 1, Delay: time.Second, Lease: time.Minute})
@@ -128,7 +138,7 @@ func TestKeysExpire(t *testing.T) {
 	if err := s.Release(ctx, "exp.example", politeness.ReleaseRequest{LeaseID: "a", Used: true}); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := c.Keys(ctx, o.Prefix+"*").Result()
+	keys, err := allKeys(ctx, c, o.Prefix+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +159,10 @@ func TestKeysExpire(t *testing.T) {
 // TestSharedDelays: a delay set through one Gate governs the other.
 func TestSharedDelays(t *testing.T) {
 	c, o := client(t)
+	testSharedDelays(t, c, o)
+}
+
+func testSharedDelays(t *testing.T, c redis.UniversalClient, o redisbackend.Options) {
 	ctx := context.Background()
 	cfg := politeness.Config{ConfigCacheTTL: time.Nanosecond}
 	g1, err := politeness.New(cfg, redisbackend.Backend(c, o))

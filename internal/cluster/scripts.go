@@ -1,0 +1,292 @@
+package cluster
+
+import "github.com/redis/go-redis/v9"
+
+// The queue scripts share this prelude. KEYS are one queue's six keys,
+// all under one hash tag (one slot): m (meta hash), z (queued URLs, a
+// sorted set), u (URL records, the seen-test), l (leases: URL hash →
+// expiry), t (lease tokens: URL hash → fencing token) and d (URL hash →
+// URL and metadata, while queued). ARGV[1] is the
+// time in milliseconds, or -1 for Redis server time; ARGV[2] the crawl's
+// default delay in milliseconds.
+//
+// A URL record (u) is 'q' .. sort8 .. due (8-byte double) .. created
+// (4 bytes, unix seconds) for a queued URL, and 'c' .. created for a
+// completed one. The URL and metadata live apart, in d, and only while
+// queued: so a queue's records stay under Redis's 64-byte limit for the
+// compact listpack encoding of small hashes, and a completed URL costs
+// its 16-byte hash and 5 bytes. sort8 is the URL's order within a due time: 127 -
+// priority (1 byte, so higher priorities first), depth (2 bytes,
+// breadth-first), then the queue's insertion sequence (5 bytes). The
+// member of z is sort8 .. the 16-byte URL hash, scored by the due time, so
+// ZRANGEBYSCORE -inf now returns the due URLs in the embedded frontier's
+// order. Leasing moves a member from z to l; an expired lease moves it
+// back (reclaim), in Redis, whoever runs the next script of the queue.
+const luaQueue = `
+local m, z, u, l, t, d = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local tt = redis.call('TIME')
+  now = tonumber(tt[1]) * 1000 + math.floor(tonumber(tt[2]) / 1000)
+end
+local defDelay = tonumber(ARGV[2])
+local function num(v, d) if v and v ~= '' then return tonumber(v) end return d end
+local function reclaim()
+  local ex = redis.call('ZRANGEBYSCORE', l, '-inf', now, 'LIMIT', 0, 10000)
+  for _, h in ipairs(ex) do
+    redis.call('ZREM', l, h)
+    redis.call('HDEL', t, h)
+    local r = redis.call('HGET', u, h)
+    if r and string.sub(r, 1, 1) == 'q' then
+      redis.call('ZADD', z, struct.unpack('>d', r, 10), string.sub(r, 2, 9) .. h)
+    end
+  end
+end
+-- state bumps the queue's version and returns what the index needs:
+-- version, ready time (-1: not servable), queued, in flight, completed,
+-- retired (0/1). parked (the caller's in-flight bound was reached) makes
+-- the queue ready only when its first lease expires (or an ack, which
+-- calls state again).
+local function state(parked)
+  local ver = redis.call('HINCRBY', m, 'ver', 1)
+  local f = redis.call('HMGET', m, 'queued', 'completed', 'limit', 'delay', 'blocked', 'last', 'retired')
+  local queued, completed, limit = num(f[1], 0), num(f[2], 0), num(f[3], 0)
+  local delay = num(f[4], -1)
+  if delay < 0 then delay = defDelay end
+  local blocked, last = num(f[5], 0), num(f[6], 0)
+  local retired = f[7] and f[7] ~= ''
+  local inflight = redis.call('ZCARD', l)
+  local ready = -1
+  if not retired and not (limit > 0 and completed >= limit) then
+    local tm = nil
+    local head = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
+    if #head > 0 and not parked then tm = tonumber(head[2]) end
+    local lf = redis.call('ZRANGE', l, 0, 0, 'WITHSCORES')
+    if #lf > 0 then
+      local e = tonumber(lf[2])
+      if not tm or e < tm then tm = e end
+    end
+    if tm then
+      if blocked > tm then tm = blocked end
+      if last > 0 and last + delay > tm then tm = last + delay end
+      ready = tm
+    end
+  end
+  local r = 0
+  if retired then r = 1 end
+  return {ver, ready, queued, inflight, completed, r, now}
+end
+`
+
+// putScript: ARGV[3] crawl, ARGV[4] key, ARGV[5] item count, then 7 per
+// item: kind ('d' discovered, 'k' known), hash, priority, depth, due (ms;
+// known only; -1 completed), fencing token (” none), data. Returns the
+// state, then one status per item: 0 OK, 1 skipped (known), 2 stale (a
+// known item whose token is not the URL's live lease).
+var putScript = redis.NewScript(luaQueue + `
+redis.call('HSETNX', m, 'crawl', ARGV[3])
+redis.call('HSETNX', m, 'key', ARGV[4])
+reclaim()
+local f = redis.call('HMGET', m, 'queued', 'completed')
+local queued, completed = num(f[1], 0), num(f[2], 0)
+local created = math.floor(now / 1000)
+local out = {}
+local n = tonumber(ARGV[5])
+for i = 0, n - 1 do
+  local b = 6 + i * 7
+  local kind, h, prio, depth = ARGV[b], ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local due, token, data = tonumber(ARGV[b + 4]), ARGV[b + 5], ARGV[b + 6]
+  local status = 0
+  local old = redis.call('HGET', u, h)
+  if kind == 'd' then
+    if old then status = 1 else due = 0 end
+  elseif token ~= '' then
+    local cur = redis.call('HGET', t, h)
+    if cur and cur ~= token then status = 2 end
+  end
+  if status == 0 then
+    local c = created
+    if old then
+      if string.sub(old, 1, 1) == 'q' then
+        c = struct.unpack('>I4', old, 18)
+        redis.call('ZREM', z, string.sub(old, 2, 9) .. h)
+        queued = queued - 1
+      else
+        c = struct.unpack('>I4', old, 2)
+        completed = completed - 1
+      end
+      redis.call('ZREM', l, h)
+      redis.call('HDEL', t, h)
+    end
+    if due < 0 then
+      redis.call('HSET', u, h, 'c' .. struct.pack('>I4', c))
+      redis.call('HDEL', d, h)
+      completed = completed + 1
+    else
+      local seq = redis.call('HINCRBY', m, 'seq', 1)
+      local s8 = string.char(127 - prio) .. struct.pack('>I2', depth) ..
+        string.char(math.floor(seq / 4294967296) % 256) .. struct.pack('>I4', seq % 4294967296)
+      redis.call('HSET', u, h, 'q' .. s8 .. struct.pack('>d', due) .. struct.pack('>I4', c))
+      redis.call('HSET', d, h, data)
+      redis.call('ZADD', z, due, s8 .. h)
+      queued = queued + 1
+    end
+  end
+  out[#out + 1] = status
+end
+redis.call('HSET', m, 'queued', queued, 'completed', completed)
+local st = state(false)
+for _, s in ipairs(out) do st[#st + 1] = s end
+return st
+`)
+
+// leaseScript: ARGV[3] most URLs to lease, ARGV[4] the caller's bound on
+// the queue's URLs in flight (0 none), ARGV[5] lease in ms, ARGV[6] a
+// random nonce of the caller. Returns the state, then per URL leased:
+// token, z member, data. A token is the queue's fencing counter and the
+// nonce: after a failover that lost the last increments of the counter, a
+// reissued number still makes a different token. {-1} for an unknown
+// queue (a Get naming a key that was never put).
+var leaseScript = redis.NewScript(luaQueue + `
+if redis.call('EXISTS', m) == 0 then return {-1} end
+reclaim()
+local n, maxInflight, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local f = redis.call('HMGET', m, 'completed', 'limit', 'delay', 'blocked', 'last', 'retired')
+local completed, limit = num(f[1], 0), num(f[2], 0)
+local delay = num(f[3], -1)
+if delay < 0 then delay = defDelay end
+local blocked, last = num(f[4], 0), num(f[5], 0)
+local out = {}
+local parked = false
+if not (f[6] and f[6] ~= '') and not (limit > 0 and completed >= limit) and blocked <= now and
+    not (last > 0 and last + delay > now) then
+  local inflight = redis.call('ZCARD', l)
+  if maxInflight > 0 then
+    if maxInflight - inflight < n then n = maxInflight - inflight end
+  end
+  if n > 0 then
+    local ms = redis.call('ZRANGEBYSCORE', z, '-inf', now, 'LIMIT', 0, n)
+    for _, mem in ipairs(ms) do
+      local h = string.sub(mem, 9)
+      local r = redis.call('HGET', u, h)
+      redis.call('ZREM', z, mem)
+      if r and string.sub(r, 1, 1) == 'q' then
+        local tok = redis.call('HINCRBY', m, 'fence', 1) .. '-' .. ARGV[6]
+        redis.call('ZADD', l, now + lease, h)
+        redis.call('HSET', t, h, tok)
+        out[#out + 1] = tok
+        out[#out + 1] = mem
+        out[#out + 1] = redis.call('HGET', d, h) or ''
+      end
+    end
+    if #out > 0 then redis.call('HSET', m, 'last', now) end
+  end
+  if maxInflight > 0 and redis.call('ZCARD', l) >= maxInflight then parked = true end
+end
+local st = state(parked)
+for _, v in ipairs(out) do st[#st + 1] = v end
+return st
+`)
+
+// releaseScript: ARGV[3] URL hash, ARGV[4] token (” any). Ends the lease
+// and queues the URL again at its due time.
+var releaseScript = redis.NewScript(luaQueue + `
+reclaim()
+local h, tok = ARGV[3], ARGV[4]
+local cur = redis.call('HGET', t, h)
+if cur and (tok == '' or cur == tok) then
+  redis.call('ZREM', l, h)
+  redis.call('HDEL', t, h)
+  local r = redis.call('HGET', u, h)
+  if r and string.sub(r, 1, 1) == 'q' then
+    redis.call('ZADD', z, struct.unpack('>d', r, 10), string.sub(r, 2, 9) .. h)
+  end
+end
+return state(false)
+`)
+
+// adminScript: ARGV[3] field (blocked, delay, limit, retired, or ” to
+// only refresh the state), ARGV[4] value (” deletes the field). Returns
+// {-1} for an unknown queue.
+var adminScript = redis.NewScript(luaQueue + `
+if redis.call('EXISTS', m) == 0 then return {-1} end
+reclaim()
+local field, v = ARGV[3], ARGV[4]
+if field ~= '' then
+  if v == '' then redis.call('HDEL', m, field) else redis.call('HSET', m, field, v) end
+end
+return state(false)
+`)
+
+// lookupScript: ARGV[3] URL hash. Returns the record (or false), whether
+// a live lease holds it, and the queue key.
+var lookupScript = redis.NewScript(luaQueue + `
+local h = ARGV[3]
+local r = redis.call('HGET', u, h)
+local leased = 0
+local e = redis.call('ZSCORE', l, h)
+if e and tonumber(e) > now then leased = 1 end
+return {r or '', leased}
+`)
+
+// indexScript keeps one shard of a crawl's index (all keys under the
+// shard's tag): KEYS r (queue key → ready time), q (queue key → "version
+// queued inflight completed retired"), s (totals). ARGV queue key,
+// version, ready, queued, inflight, completed, retired, force ('1': apply
+// whatever the version). An update older than the one stored is dropped,
+// so updates may arrive in any order. Repair forces: after a failover
+// that lost a queue's last version increments, its new versions may be
+// lower than the index's until then.
+var indexScript = redis.NewScript(`
+local r, q, s = KEYS[1], KEYS[2], KEYS[3]
+local key = ARGV[1]
+local ver, ready = tonumber(ARGV[2]), tonumber(ARGV[3])
+local nq, ni, nc, nr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local old = redis.call('HGET', q, key)
+local ov, oq, oi, oc, orr = -1, 0, 0, 0, 0
+local existed = false
+if old then
+  existed = true
+  local p = {}
+  for x in string.gmatch(old, '[^ ]+') do p[#p + 1] = tonumber(x) end
+  ov, oq, oi, oc, orr = p[1], p[2], p[3], p[4], p[5]
+end
+if ver <= ov and ARGV[8] ~= '1' then return 0 end
+if ready < 0 then redis.call('ZREM', r, key) else redis.call('ZADD', r, ready, key) end
+redis.call('HSET', q, key, ver .. ' ' .. nq .. ' ' .. ni .. ' ' .. nc .. ' ' .. nr)
+local function parts(qd, inf, rt)
+  if rt == 1 then return 0, 0, qd, 0, 1 end
+  local a = 0
+  if qd > 0 then a = 1 end
+  return qd, inf, 0, a, 0
+end
+local s1, i1, r1, a1, rq1 = parts(oq, oi, orr)
+local s2, i2, r2, a2, rq2 = parts(nq, ni, nr)
+local ex = 0
+if not existed then ex = 1 end
+if s2 ~= s1 then redis.call('HINCRBY', s, 'size', s2 - s1) end
+if i2 ~= i1 then redis.call('HINCRBY', s, 'inflight', i2 - i1) end
+if r2 ~= r1 then redis.call('HINCRBY', s, 'retired', r2 - r1) end
+if a2 ~= a1 then redis.call('HINCRBY', s, 'active', a2 - a1) end
+if rq2 ~= rq1 then redis.call('HINCRBY', s, 'retiredq', rq2 - rq1) end
+if nc ~= oc then redis.call('HINCRBY', s, 'completed', nc - oc) end
+if ex == 1 then redis.call('HINCRBY', s, 'queues', 1) end
+return 1
+`)
+
+// peekScript: KEYS r of one index shard; ARGV[1] now (ms, -1 server
+// time), ARGV[2] most members. Returns queue keys and ready times of the
+// queues ready now, earliest first, then the earliest ready time of all
+// (or -1).
+var peekScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local tt = redis.call('TIME')
+  now = tonumber(tt[1]) * 1000 + math.floor(tonumber(tt[2]) / 1000)
+end
+local out = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #first > 0 then out[#out + 1] = first[2] else out[#out + 1] = '-1' end
+out[#out + 1] = tostring(now)
+return out
+`)
