@@ -30,6 +30,10 @@ var leaves = []string{
 var wiring = []string{
 	"cmd/courtesy", "internal/cli", "internal/crawl", "internal/proxy", "internal/service",
 	"internal/urlfrontier", "internal/cluster", "internal/console",
+	// The indexer follows a crawl's WARC and quad files into the triple
+	// store and the text index, and search serves them: both are services
+	// that assemble components, as the proxy does.
+	"internal/index", "internal/search",
 }
 
 // components are the parts the wiring packages assemble. A package that
@@ -39,7 +43,7 @@ var wiring = []string{
 var components = []string{
 	"internal/politeness", "internal/frontier", "internal/fetch", "internal/warc", "internal/httpcache",
 	"internal/extract", "internal/dedup", "internal/traps", "internal/sitemap", "internal/hostmap",
-	"internal/index", "internal/search", "internal/mitm",
+	"internal/triplestore", "internal/mitm",
 }
 
 // projectImports maps every package directory of the repository (test
