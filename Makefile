@@ -27,10 +27,14 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# The peer benchmarks (crawl vs colly, proxy vs httputil and Squid); see docs/performance.md.
+# The peer benchmarks (crawl vs colly, proxy vs httputil and Squid, the gRPC
+# frontier service vs the embedded frontier, RDF extraction vs the npm
+# extractors); see docs/performance.md.
 bench-peers:
 	bench/crawl/run.sh
 	bench/proxy/run.sh
+	go run ./bench/frontier-service
+	go run ./bench/rdf
 
 clean:
 	rm -rf bin
