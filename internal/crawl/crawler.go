@@ -144,6 +144,8 @@ type Crawler struct {
 	hostMoves, hostRuleEvents   *prometheus.CounterVec
 	hostMoved, hostRulesDropped atomic.Int64
 
+	sd *structuredSink // structured data, nil when off (structured.go)
+
 	// cutLog remembers recently logged trap cuts so that a link found on
 	// many pages is logged once.
 	cutMu  sync.Mutex
@@ -415,6 +417,9 @@ func (c *Crawler) open(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("crawl: load payload digests: %w", err)
 	}
+	if err := c.openStructured(); err != nil {
+		return err
+	}
 	c.seedsKV = c.db.Bucket("C/seedhost/")
 	if err := c.openHostMap(); err != nil {
 		return err
@@ -427,7 +432,7 @@ func (c *Crawler) open(ctx context.Context) error {
 
 // close releases everything open, in reverse order of dependence.
 func (c *Crawler) close() error {
-	var errs []error
+	errs := []error{c.closeStructured()}
 	for _, w := range c.warcs {
 		errs = append(errs, w.Close())
 	}
