@@ -113,10 +113,7 @@ func (s *structuredSink) cutToMark(c *Crawler) error {
 	v, err := s.mark.Get([]byte(rdfMarkKey))
 	switch {
 	case err == nil:
-		n, sz, ok := strings.Cut(string(v), "\x00")
-		if p, perr := strconv.ParseInt(sz, 10, 64); ok && perr == nil && p >= 0 {
-			name, size = n, p
-		}
+		name, size = parseMark(v)
 	case !errors.Is(err, kv.ErrNotFound):
 		return fmt.Errorf("crawl: structured data: sync point: %w", err)
 	}
@@ -145,6 +142,22 @@ func (s *structuredSink) cutToMark(c *Crawler) error {
 		}
 	}
 	return nil
+}
+
+// formatMark and parseMark encode a sync point: "NAME\x00SIZE". The store
+// holds only what formatMark wrote; a damaged value that does not parse
+// (or names a path) reads as no sync point.
+func formatMark(name string, size int64) []byte {
+	return []byte(name + "\x00" + strconv.FormatInt(size, 10))
+}
+
+func parseMark(v []byte) (name string, size int64) {
+	n, sz, ok := strings.Cut(string(v), "\x00")
+	p, err := strconv.ParseInt(sz, 10, 64)
+	if !ok || err != nil || p < 0 || strings.ContainsAny(n, "/\\\x00") {
+		return "", 0
+	}
+	return n, p
 }
 
 // flushLoop rotates an old quad file while pages are few, until stop.
@@ -326,5 +339,5 @@ func (s *structuredSink) writeAndMark(pages [][]rdf.Quad) error {
 	if err != nil {
 		return err
 	}
-	return s.mark.SetNoSync([]byte(rdfMarkKey), []byte(name+"\x00"+strconv.FormatInt(size, 10)))
+	return s.mark.SetNoSync([]byte(rdfMarkKey), formatMark(name, size))
 }

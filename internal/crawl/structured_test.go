@@ -232,3 +232,43 @@ func TestStructuredResumeAfterSIGKILL(t *testing.T) {
 	}
 	t.Logf("%d pages with quads, %d of them twice (fetched again after a kill)", pages, again)
 }
+
+func TestParseMark(t *testing.T) {
+	tests := []struct {
+		in   string
+		name string
+		size int64
+	}{
+		{"a.nq.gz\x00123", "a.nq.gz", 123},
+		{"\x000", "", 0},
+		{"a.nq.gz", "", 0},
+		{"a.nq.gz\x00-1", "", 0},
+		{"a.nq.gz\x00x", "", 0},
+		{"../a\x005", "", 0},
+		{"a\x00b\x005", "", 0},
+	}
+	for _, tc := range tests {
+		if n, sz := parseMark([]byte(tc.in)); n != tc.name || sz != tc.size {
+			t.Errorf("parseMark(%q) = %q, %d; want %q, %d", tc.in, n, sz, tc.name, tc.size)
+		}
+	}
+}
+
+// FuzzParseMark checks that any stored value parses without a panic to
+// a name without a path, and that a parsed mark round-trips.
+func FuzzParseMark(f *testing.F) {
+	f.Add([]byte("courtesy-20261125031700000-00001-42.nq.gz\x0012345"))
+	f.Add([]byte("\x00"))
+	f.Add([]byte("x\x00-9"))
+	f.Fuzz(func(t *testing.T, v []byte) {
+		n, sz := parseMark(v)
+		if sz < 0 || strings.ContainsAny(n, "/\\\x00") {
+			t.Fatalf("parseMark(%q) = %q, %d", v, n, sz)
+		}
+		if n != "" {
+			if n2, sz2 := parseMark(formatMark(n, sz)); n2 != n || sz2 != sz {
+				t.Fatalf("round trip of %q, %d: %q, %d", n, sz, n2, sz2)
+			}
+		}
+	})
+}
