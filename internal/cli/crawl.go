@@ -288,6 +288,9 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 	}
 	fmt.Fprintf(w, "  WARC files          %s (%d files)\n", s.WARCDir, len(s.WARCFiles))
 	fmt.Fprintf(w, "  crawl log           %s\n", s.CrawlLog)
+	if s.RDFDir != "" {
+		fmt.Fprintf(w, "  structured data     %s (%d quads from %d pages)\n", s.RDFDir, s.RDFQuads, s.RDFPages)
+	}
 }
 
 // trapsOrder lists the trap kinds hit, in the traps package's order.

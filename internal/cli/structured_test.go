@@ -84,6 +84,9 @@ func TestCrawlStructuredData(t *testing.T) {
 		t.Fatalf("crawl: exit %d\n%s\n%s", code, out, errOut)
 	}
 	got := readQuadDir(t, filepath.Join(data, "rdf"))
+	if want := fmt.Sprintf("structured data     %s (%d quads from ", filepath.Join(data, "rdf"), len(got)); !strings.Contains(out, want) {
+		t.Errorf("summary lacks %q:\n%s", want, out)
+	}
 
 	// The same pages, from the WARC files, through rdf.Extract.
 	warcs, _ := filepath.Glob(filepath.Join(data, "warc", "*.warc.gz"))

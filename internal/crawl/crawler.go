@@ -93,6 +93,11 @@ type Summary struct {
 	WARCFiles []string
 	// CrawlLog is the crawl.log path.
 	CrawlLog string
+	// RDFDir holds the quad files when structured data is on ("" when
+	// off); RDFPages and RDFQuads count this run's pages with quads and
+	// their quads (structured.go).
+	RDFDir             string
+	RDFPages, RDFQuads int64
 	// Duration is this run's wall time.
 	Duration time.Duration
 	// Finished is true when the frontier was drained: nothing is left.
@@ -270,6 +275,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		WARCDir: c.cfg.WARCDir, CrawlLog: filepath.Join(c.cfg.DataDir, "crawl.log"),
 		Finished: finished, Resumed: resumed,
 	}
+	sum.RDFDir, sum.RDFPages, sum.RDFQuads = c.structuredSummary()
 	c.hostsMu.Lock()
 	for h, hs := range c.hosts {
 		if hs.retired != "" {

@@ -179,6 +179,16 @@ func (s *structuredSink) flushLoop(c *Crawler) {
 	}
 }
 
+// structuredSummary returns the quad files' directory ("" when structured
+// data is off) and this run's pages with quads and quads, all
+// acknowledged by now (Run calls it after the acker stopped).
+func (c *Crawler) structuredSummary() (dir string, pages, quads int64) {
+	if c.sd == nil {
+		return "", 0, 0
+	}
+	return c.sd.dir, c.sd.pages.Load(), c.sd.quads.Load()
+}
+
 // closeStructured finishes the quad file; called after the workers and
 // the acker stopped.
 func (c *Crawler) closeStructured() error {
