@@ -54,6 +54,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	delay := fs.Duration("delay", time.Second, "default per-host `DURATION` between requests (robots.txt may ask for more)")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus /metrics and /health on `ADDR` while crawling")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
+	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
 	var dupHosts []string
 	fs.Func("duplicate-host", "`ALIAS=CANONICAL`: crawl the host ALIAS under CANONICAL (repeatable; added to crawl.duplicate-hosts)", func(v string) error {
@@ -106,6 +107,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	if set["user-agent"] {
 		cfg.UserAgent = *userAgent
+	}
+	if set["structured-data"] {
+		cfg.StructuredData = *structured
 	}
 	if set["delay"] {
 		if *delay < 0 {
@@ -284,6 +288,9 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 	}
 	fmt.Fprintf(w, "  WARC files          %s (%d files)\n", s.WARCDir, len(s.WARCFiles))
 	fmt.Fprintf(w, "  crawl log           %s\n", s.CrawlLog)
+	if s.RDFDir != "" {
+		fmt.Fprintf(w, "  structured data     %s (%d quads from %d pages)\n", s.RDFDir, s.RDFQuads, s.RDFPages)
+	}
 }
 
 // trapsOrder lists the trap kinds hit, in the traps package's order.

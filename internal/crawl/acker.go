@@ -75,6 +75,7 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 			}
 		}
 	}
+	group = c.commitQuads(group, failed) // structured data (structured.go)
 	n := 0
 	for _, a := range group {
 		n += len(a.items) + 1

@@ -118,6 +118,10 @@ type Config struct {
 	// for a whole type). Empty means the fetcher's default (HTML, XML,
 	// text).
 	WantedTypes []string `yaml:"wanted-types"`
+	// StructuredData extracts every HTML page's RDFa, microdata and
+	// JSON-LD into DataDir/rdf/*.nq.gz (graph = the page URL) and counts
+	// them in its WARC metadata record (structured.go). Default false.
+	StructuredData bool `yaml:"structured-data"`
 	// Images also follows img src links. Default false.
 	Images bool `yaml:"images"`
 	// ScriptURLs also follows absolute URLs found in inline scripts by

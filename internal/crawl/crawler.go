@@ -93,6 +93,11 @@ type Summary struct {
 	WARCFiles []string
 	// CrawlLog is the crawl.log path.
 	CrawlLog string
+	// RDFDir holds the quad files when structured data is on ("" when
+	// off); RDFPages and RDFQuads count this run's pages with quads and
+	// their quads (structured.go).
+	RDFDir             string
+	RDFPages, RDFQuads int64
 	// Duration is this run's wall time.
 	Duration time.Duration
 	// Finished is true when the frontier was drained: nothing is left.
@@ -143,6 +148,8 @@ type Crawler struct {
 	// totals.
 	hostMoves, hostRuleEvents   *prometheus.CounterVec
 	hostMoved, hostRulesDropped atomic.Int64
+
+	sd *structuredSink // structured data, nil when off (structured.go)
 
 	// cutLog remembers recently logged trap cuts so that a link found on
 	// many pages is logged once.
@@ -268,6 +275,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		WARCDir: c.cfg.WARCDir, CrawlLog: filepath.Join(c.cfg.DataDir, "crawl.log"),
 		Finished: finished, Resumed: resumed,
 	}
+	sum.RDFDir, sum.RDFPages, sum.RDFQuads = c.structuredSummary()
 	c.hostsMu.Lock()
 	for h, hs := range c.hosts {
 		if hs.retired != "" {
@@ -415,6 +423,9 @@ func (c *Crawler) open(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("crawl: load payload digests: %w", err)
 	}
+	if err := c.openStructured(); err != nil {
+		return err
+	}
 	c.seedsKV = c.db.Bucket("C/seedhost/")
 	if err := c.openHostMap(); err != nil {
 		return err
@@ -427,7 +438,7 @@ func (c *Crawler) open(ctx context.Context) error {
 
 // close releases everything open, in reverse order of dependence.
 func (c *Crawler) close() error {
-	var errs []error
+	errs := []error{c.closeStructured()}
 	for _, w := range c.warcs {
 		errs = append(errs, w.Close())
 	}

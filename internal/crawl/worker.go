@@ -241,6 +241,8 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		items = append(items, c.sitemapItems(l, u, hs, sm)...)
 	}
 
+	sd := c.structuredPage(ctx, l.URL, res, page != nil, directives) // structured.go
+
 	// Archive (unless noarchive is honoured); the acker makes the records
 	// durable before the acknowledgement: an acknowledged URL is always in
 	// a WARC file.
@@ -251,7 +253,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		ex := &warc.Exchange{
 			URL: l.URL, Date: res.Start, Request: res.RequestHeaderBytes(), ResponseHeader: res.HTTPHeaderBytes(),
 			Body: res.RawBody, PayloadDigest: digest, Revisit: revisit,
-			Metadata: c.warcMetadata(l, res, items, directives),
+			Metadata: append(c.warcMetadata(l, res, items, directives), sd.fields()...),
 		}
 		if res.RemoteAddr.IsValid() {
 			ex.IP = res.RemoteAddr.Addr().String()
@@ -279,6 +281,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			}
 			c.digestsSeen.Add(digest)
 		}
+		c.holdQuads(l.URL, sd)
 	}
 	if transient(res.Status) {
 		// Archived and logged; tried again later unless out of tries

@@ -153,6 +153,35 @@ func (w *QuadFileWriter) Flush() error {
 	return w.rotateIfOldLocked()
 }
 
+// Sync makes every quad written so far durable in the current file: it
+// flushes the buffers and the gzip stream (a sync flush, so the bytes on
+// disk decode up to here), then fsyncs the file. It returns the current
+// file's final name and its size in bytes after the sync ("" and 0 when no
+// file is open): RecoverQuadFiles on that file cut back to size keeps
+// exactly the quads written before this call. A crawl calls it before it
+// commits the pages whose quads it wrote.
+func (w *QuadFileWriter) Sync() (name string, size int64, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.f == nil {
+		return "", 0, nil
+	}
+	if err := w.mu.bw.Flush(); err != nil {
+		return "", 0, fmt.Errorf("rdf: quad files: sync %s: %w", w.mu.name, err)
+	}
+	if err := w.mu.gz.Flush(); err != nil {
+		return "", 0, fmt.Errorf("rdf: quad files: sync %s: %w", w.mu.name, err)
+	}
+	if err := w.mu.f.Sync(); err != nil {
+		return "", 0, fmt.Errorf("rdf: quad files: sync %s: %w", w.mu.name, err)
+	}
+	st, err := w.mu.f.Stat()
+	if err != nil {
+		return "", 0, fmt.Errorf("rdf: quad files: sync %s: %w", w.mu.name, err)
+	}
+	return w.mu.name, st.Size(), nil
+}
+
 // Rotate finishes the current file (if any), making it visible to
 // followers.
 func (w *QuadFileWriter) Rotate() error {

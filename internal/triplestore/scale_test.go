@@ -91,7 +91,7 @@ func dirBytes(dir string) int64 {
 }
 
 // BenchmarkScale loads COURTESY_SCALE_QUADS quads (default 300,000; the
-// figures in docs/structured-data-index.md are for 10,000,000) in batches
+// figures in docs/structured-data.md are for 10,000,000) in batches
 // of 10,000 and reports the load rate, the disk bytes per quad, the peak
 // RSS of the process and, as a ratio against a peer in the same run, the
 // rate of the last tenth of the load over the first tenth (1.0: no
