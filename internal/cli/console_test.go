@@ -379,4 +379,15 @@ func TestConsoleFlagsUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
 	}
+	// The configuration's console.token, here from the environment.
+	t.Setenv("COURTESY_CONSOLE__TOKEN", "short")
+	for _, args := range [][]string{
+		{"crawl", "--data", dir, "--console", "127.0.0.1:0", "http://a.test/"},
+		{"proxy", "--data", dir},
+	} {
+		code, _, errOut := run(t, "", args...)
+		if code != 2 || !strings.Contains(errOut, "token shorter") {
+			t.Errorf("%v with console.token %q: exit %d, stderr %q", args, "short", code, errOut)
+		}
+	}
 }
