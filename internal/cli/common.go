@@ -17,6 +17,9 @@ type commonFlags struct {
 	resolve   stringList
 	logFormat string
 	logLevel  string
+	// level is the logger's level once logger built it; the console's
+	// log-level action changes it.
+	level *slog.LevelVar
 }
 
 // register adds the common flags to fs. The config file defaults to
@@ -43,7 +46,9 @@ func (c *commonFlags) logger(w io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, usagef("--log-level %q: want debug, info, warn or error", c.logLevel)
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	c.level = new(slog.LevelVar)
+	c.level.Set(level)
+	opts := &slog.HandlerOptions{Level: c.level}
 	switch strings.ToLower(c.logFormat) {
 	case "text", "logfmt":
 		return slog.New(slog.NewTextHandler(w, opts)), nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/config"
+	"github.com/courtesy-crawler/courtesy/internal/console"
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
@@ -28,6 +29,7 @@ type crawlFile struct {
 	Data       string                `yaml:"data"`
 	Politeness politeness.FileConfig `yaml:"politeness"`
 	Crawl      crawl.Config          `yaml:"crawl"`
+	Console    consoleFile           `yaml:"console"`
 	Rest       map[string]any        `yaml:",remain"`
 }
 
@@ -52,7 +54,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	scope := fs.String("scope", "seeds", "`SCOPE`: seeds (seed hosts only), all, or domain suffixes like .pt,example.org")
 	userAgent := fs.String("user-agent", "", "User-Agent `UA`; its first product token selects the robots.txt group (default courtesy/VERSION (+URL))")
 	delay := fs.Duration("delay", time.Second, "default per-host `DURATION` between requests (robots.txt may ask for more)")
-	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus /metrics and /health on `ADDR` while crawling")
+	consoleAddrFlag := fs.String("console", "", "serve the web console, /metrics and /health on `ADDR` while crawling (a bare port binds loopback)")
+	fs.Var(aliasFlag{fs.Lookup("console")}, "metrics-addr", "same as --console (`ADDR`)")
+	consoleToken := fs.String("console-token", "", "the console's access `TOKEN` for actions, 16 characters or more (default: console.token, else random, printed at start)")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
 	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
@@ -148,7 +152,24 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if len(seeds) == 0 && !hasState(cfg.DataDir) {
 		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")
 	}
-	c, err := crawl.New(cfg, crawl.Options{Logger: log, Progress: env.Stdout, Terminal: env.IsTerminal, Resolver: res, MetricsAddr: *metricsAddr})
+	opts := crawl.Options{Logger: log, Progress: env.Stdout, Terminal: env.IsTerminal, Resolver: res}
+	if set["console"] || set["metrics-addr"] {
+		file.Console.Addr = *consoleAddrFlag
+	}
+	if set["console-token"] {
+		file.Console.Token = *consoleToken
+	}
+	if opts.MetricsAddr = consoleAddr(file.Console.Addr); opts.MetricsAddr != "" {
+		ccfg := console.Config{Token: file.Console.Token, LogLevel: fl.level, Logger: log}
+		if err := ccfg.Validate(); err != nil {
+			return usagef("--console-token: %v", err)
+		}
+		opts.Console = &crawl.ConsoleOptions{
+			Config: ccfg,
+			Ready:  func(addr, token string) { printConsole(env.Stdout, "crawl", addr, token) },
+		}
+	}
+	c, err := crawl.New(cfg, opts)
 	if err != nil {
 		return usagef("%v", err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/courtesy-crawler/courtesy/internal/config"
+	"github.com/courtesy-crawler/courtesy/internal/console"
 	"github.com/courtesy-crawler/courtesy/internal/httpcache"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/mitm"
@@ -71,7 +72,10 @@ type proxyFile struct {
 		DefaultDomain *listing9Domain  `yaml:"default-domain"`
 	} `yaml:"politeness"`
 	Proxy proxy.Config `yaml:"proxy"`
-	Cache struct {
+	// Console is the web console's section (its token); the console is
+	// served with the services.
+	Console consoleFile `yaml:"console"`
+	Cache   struct {
 		Enabled          bool          `yaml:"enabled"`
 		MaxBytes         int64         `yaml:"max-bytes"`
 		MemoryBytes      int64         `yaml:"memory-bytes"`
@@ -111,6 +115,7 @@ type proxyFlags struct {
 	listen, apiListen, data, mode, redis string
 	defaultDelay, maxWait                time.Duration
 	allowPrivate, noCache, mitm          bool
+	consoleToken                         string
 }
 
 // runProxy runs the polite forward proxy with the politeness services and
@@ -135,6 +140,7 @@ See docs/proxy.md and docs/configuration.md.`)
 	fs.BoolVar(&fl.allowPrivate, "allow-private", false, "let requests reach loopback, private and link-local addresses (SSRF guard off)")
 	fs.StringVar(&fl.redis, "redis", "", "share the politeness state through Redis at `ADDR` (cluster mode)")
 	fs.BoolVar(&fl.noCache, "no-cache", false, "disable the HTTP cache")
+	fs.StringVar(&fl.consoleToken, "console-token", "", "the web console's access `TOKEN` for actions, 16 characters or more (default: console.token, else random, printed at start)")
 	fs.BoolVar(&fl.mitm, "mitm", false, "intercept HTTPS (CONNECT) with a local CA kept in DATA/mitm-ca.pem, so robots.txt paths, delays and the cache apply to HTTPS too")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -242,6 +248,14 @@ See docs/proxy.md and docs/configuration.md.`)
 		log.Info("intercepting HTTPS", "ca", ca.CertPath())
 	}
 
+	if set["console-token"] {
+		fc.Console.Token = fl.consoleToken
+	}
+	consCfg := console.Config{Token: fc.Console.Token, LogLevel: fl.level, Logger: log}
+	if err := consCfg.Validate(); err != nil {
+		return usagef("--console-token: %v", err)
+	}
+	tally := &console.ProxyTally{}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	px, err := proxy.New(fc.Proxy, proxy.Options{
@@ -250,6 +264,7 @@ See docs/proxy.md and docs/configuration.md.`)
 		// The low-load mode sets GOMAXPROCS; an operator who set it
 		// explicitly keeps it.
 		GovernProcs: os.Getenv("GOMAXPROCS") == "",
+		Observe:     tally.Observe,
 	})
 	if err != nil {
 		return usagef("%v", err)
@@ -288,6 +303,14 @@ See docs/proxy.md and docs/configuration.md.`)
 		return err
 	}
 
+	tally.Tunnels, tally.Trace = px.Tunnels, px.Trace
+	cons, err := console.New(consCfg, console.Sources{Proxy: tally, Politeness: console.PolitenessSource(gate, backend.Robots),
+		Nodes: &console.LocalNode{}})
+	if err != nil {
+		return err
+	}
+	api := withConsole(svc, cons.Handler())
+
 	ln, err := net.Listen("tcp", fc.Listen)
 	if err != nil {
 		return fmt.Errorf("proxy: listen: %w", err)
@@ -301,15 +324,18 @@ See docs/proxy.md and docs/configuration.md.`)
 			return fmt.Errorf("proxy: api listen: %w", err)
 		}
 		px.AddSelf(apiLn.Addr().String())
-		servers = append(servers, proxy.NewServer(px.Handler(nil), fc.Proxy, log), proxy.NewServer(px.Handler(svc), fc.Proxy, log))
+		servers = append(servers, proxy.NewServer(px.Handler(nil), fc.Proxy, log), proxy.NewServer(px.Handler(api), fc.Proxy, log))
 	} else {
-		servers = append(servers, proxy.NewServer(px.Handler(svc), fc.Proxy, log))
+		servers = append(servers, proxy.NewServer(px.Handler(api), fc.Proxy, log))
 	}
 
 	fmt.Fprintf(env.Stdout, "courtesy proxy: listening on http://%s\n", ln.Addr())
+	apiAddr := ln.Addr()
 	if apiLn != nil {
+		apiAddr = apiLn.Addr()
 		fmt.Fprintf(env.Stdout, "courtesy proxy: services on http://%s\n", apiLn.Addr())
 	}
+	printConsole(env.Stdout, "proxy", apiAddr.String(), cons.Token())
 	if tokenFile != "" {
 		fmt.Fprintf(env.Stdout, "courtesy proxy: admin token in %s\n", tokenFile)
 	}
@@ -325,6 +351,7 @@ See docs/proxy.md and docs/configuration.md.`)
 			errc <- err
 		}
 	}
+	wg.Go(func() { cons.Run(ctx) })
 	wg.Add(1)
 	go serve(servers[0], px.Listener(ln))
 	if apiLn != nil {
@@ -574,6 +601,7 @@ func adminToken(fc proxyFile) (token, file string, err error) {
 // passwords and the token removed.
 func redactedConfig(fc proxyFile) any {
 	fc.Admin.Token = ""
+	fc.Console.Token = ""
 	if len(fc.Proxy.Users) > 0 {
 		users := make(map[string]string, len(fc.Proxy.Users))
 		for u := range fc.Proxy.Users {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/courtesy-crawler/courtesy/internal/console"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
@@ -42,6 +43,9 @@ live in memory. See docs/frontier-service.md.`)
 	fs.StringVar(&data, "data", "courtesy-frontier", "keep the frontier in this `DIR`")
 	fs.StringVar(&metrics, "metrics-addr", "", "serve Prometheus /metrics on this `ADDR`")
 	fs.StringVar(&apiListen, "api-listen", "", "serve the HTTP politeness services (as the proxy's) on this `ADDR`")
+	var consoleToken, consoleCrawl string
+	fs.StringVar(&consoleToken, "console-token", "", "the web console's access `TOKEN` for actions, 16 characters or more (default random, printed at start; the console is served on --api-listen)")
+	fs.StringVar(&consoleCrawl, "console-crawl", frontier.DefaultCrawl, "the crawl `ID` the console shows and steers")
 	fs.DurationVar(&defaultDelay, "default-delay", time.Second, "minimum time between two servings of a queue without its own delay (SetDelay)")
 	fs.StringVar(&cf.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
 	fs.StringVar(&cf.logLevel, "log-level", "info", "minimum log `level`: trace, debug, info, warn, error (SetLogLevel changes it per package)")
@@ -62,6 +66,10 @@ live in memory. See docs/frontier-service.md.`)
 		return err
 	}
 	log := levels.Logger("serve")
+	consCfg := console.Config{Token: consoleToken, Logger: levels.Logger("console")}
+	if err := consCfg.Validate(); err != nil {
+		return usagef("--console-token: %v", err)
+	}
 
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -98,6 +106,7 @@ live in memory. See docs/frontier-service.md.`)
 	}
 	g, health := urlfrontier.NewGRPCServer(srv)
 
+	var consRun func(context.Context) error // the console's loop, with --api-listen
 	var https []*http.Server
 	var httpLns []net.Listener
 	if metrics != "" {
@@ -113,11 +122,19 @@ live in memory. See docs/frontier-service.md.`)
 		fmt.Fprintf(env.Stdout, "courtesy serve: metrics on http://%s/metrics\n", mln.Addr())
 	}
 	if apiListen != "" {
-		h, err := politenessServices(db, reg, levels.Logger("service"))
+		h, gate, robots, err := politenessServices(db, reg, levels.Logger("service"))
 		if err != nil {
 			ln.Close()
 			return err
 		}
+		cons, err := console.New(consCfg, console.Sources{Frontier: console.FrontierSource(f, consoleCrawl),
+			Politeness: console.PolitenessSource(gate, robots), Nodes: &console.LocalNode{}})
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		h = withConsole(h, cons.Handler())
+		consRun = cons.Run
 		aln, err := net.Listen("tcp", apiListen)
 		if err != nil {
 			ln.Close()
@@ -126,6 +143,7 @@ live in memory. See docs/frontier-service.md.`)
 		https = append(https, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second})
 		httpLns = append(httpLns, aln)
 		fmt.Fprintf(env.Stdout, "courtesy serve: politeness services on http://%s\n", aln.Addr())
+		printConsole(env.Stdout, "serve", aln.Addr().String(), cons.Token())
 	}
 	fmt.Fprintf(env.Stdout, "courtesy serve: URLFrontier gRPC on %s\n", ln.Addr())
 	log.Info("frontier service started", "listen", ln.Addr().String(), "data", data, "default_delay", defaultDelay)
@@ -139,6 +157,11 @@ live in memory. See docs/frontier-service.md.`)
 			errc <- fmt.Errorf("serve: %w", err)
 		}
 	}()
+	consCtx, stopConsole := context.WithCancel(ctx)
+	defer stopConsole()
+	if consRun != nil {
+		wg.Go(func() { consRun(consCtx) })
+	}
 	for i, hs := range https {
 		wg.Add(1)
 		go func() {
@@ -197,7 +220,7 @@ func serveLogLevels(env *Env, cf commonFlags) (*urlfrontier.LogLevels, error) {
 // politenessServices is the proxy's HTTP politeness API (politeness
 // checks, reservations, admin delays, /health, /metrics) over a gate whose
 // robots cache and delays live in the frontier's store.
-func politenessServices(db *kv.DB, reg *prometheus.Registry, log *slog.Logger) (http.Handler, error) {
+func politenessServices(db *kv.DB, reg *prometheus.Registry, log *slog.Logger) (http.Handler, *politeness.Gate, politeness.RobotsStore, error) {
 	backend := politeness.Backend{
 		Robots:     politeness.NewKVRobotsStore(db),
 		Delays:     politeness.NewKVDelayStore(db),
@@ -205,11 +228,11 @@ func politenessServices(db *kv.DB, reg *prometheus.Registry, log *slog.Logger) (
 	}
 	gate, err := politeness.New(politeness.Config{}, backend)
 	if err != nil {
-		return nil, fmt.Errorf("serve: politeness: %w", err)
+		return nil, nil, nil, fmt.Errorf("serve: politeness: %w", err)
 	}
 	svc, err := service.New(service.Options{Gate: gate, Gatherer: reg, Logger: log, AdminToken: os.Getenv("COURTESY_ADMIN_TOKEN")})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return svc, nil
+	return svc, gate, backend.Robots, nil
 }

@@ -52,6 +52,9 @@ type Options struct {
 	// MetricsAddr, when set, serves GET /metrics (Prometheus) and
 	// GET /health there while the crawl runs.
 	MetricsAddr string
+	// Console, when set, also serves the web console on MetricsAddr
+	// (console.go).
+	Console *ConsoleOptions
 	// Now is the crawl's one clock: the frontier's due times and leases,
 	// the politeness gate's delays and robots.txt expiry, the host map's
 	// re-checks, retry times and the summary's duration all read it. nil
@@ -167,6 +170,7 @@ type Crawler struct {
 	inFlight  atomic.Int64
 	completed atomic.Int64
 	stats     runStats
+	cons      consoleState // console.go
 }
 
 // runStats are this run's counters.
@@ -253,16 +257,16 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		return nil, ErrNothingToCrawl
 	}
 
-	var srv *http.Server
 	if c.opts.MetricsAddr != "" {
-		srv, err = c.serveMetrics(c.opts.MetricsAddr)
+		stop, err := c.serve(ctx, start)
 		if err != nil {
 			return nil, err
 		}
-		defer srv.Close()
+		defer stop()
 	}
 
 	finished := c.loop(ctx, start)
+	c.cons.finished.Store(true)
 
 	st = c.fr.Stats(c.cfg.CrawlID, "")
 	sum = &Summary{
@@ -468,22 +472,9 @@ func (c *Crawler) close() error {
 // seed normalizes and queues the seeds (a resumed crawl skips the known
 // ones through the seen-test) and records their hosts for the scope.
 func (c *Crawler) seed(ctx context.Context, seeds []string) error {
-	var items []frontier.Item
-	for _, s := range seeds {
-		u, err := urlnorm.Normalize(strings.TrimSpace(s), c.norm)
-		if err != nil {
-			return fmt.Errorf("crawl: seed %q: %w", s, err)
-		}
-		u, _ = c.moveHost(u) // duplicate-hosts, and rules of earlier runs
-		h := u.Hostname()
-		c.scope.addSeedHost(h)
-		if err := c.seedsKV.SetNoSync([]byte(h), nil); err != nil {
-			return fmt.Errorf("crawl: %w", err)
-		}
-		items = append(items, frontier.Item{Info: frontier.URLInfo{
-			URL: u.String(), Key: c.queueKey(u), CrawlID: c.cfg.CrawlID, Priority: prioritySeed,
-			Metadata: map[string][]string{mdSource: {"seed"}},
-		}})
+	items, err := c.seedItems(seeds) // console.go
+	if err != nil {
+		return err
 	}
 	for len(items) > 0 {
 		n := min(len(items), 1000)

@@ -2,16 +2,12 @@ package crawl
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // metrics are the crawl's Prometheus series (courtesy_crawl_*, and
@@ -87,26 +83,6 @@ func (o robotsObserver) RobotsFetched(_ string, r politeness.RobotsResult, _ boo
 	o.m.robotsFetches.WithLabelValues(string(r)).Inc()
 }
 func (o robotsObserver) Decided(politeness.Decision) {}
-
-// serveMetrics serves /metrics and /health on addr until the returned
-// server is closed.
-func (c *Crawler) serveMetrics(addr string) (*http.Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("crawl: metrics listener: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(c.metrics.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			c.log.Warn("metrics server stopped", "err", err)
-		}
-	}()
-	c.log.Info("serving metrics", "addr", ln.Addr().String())
-	return srv, nil
-}
 
 // progress updates the gauges every second and shows progress: one live
 // line on a terminal, a log line every ProgressInterval otherwise.

@@ -217,7 +217,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 func (c *Crawler) block(ctx context.Context, key string, t time.Time) {
 	c.hold(key, t)
-	if err := c.fr.BlockQueueUntil(context.WithoutCancel(ctx), c.cfg.CrawlID, key, t); err != nil {
+	if err := c.blockQueue(context.WithoutCancel(ctx), key, t); err != nil { // keeps an operator's later block
 		c.log.Debug("frontier block failed", "key", key, "err", err)
 	}
 }

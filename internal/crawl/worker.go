@@ -129,6 +129,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	host := u.Hostname()
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(res.RawBody)))
+	c.countResponse(res.Status, res.ContentType) // console.go
 	c.metrics.pages.WithLabelValues(strconv.Itoa(res.Status/100) + "xx").Inc()
 	c.metrics.bytes.Add(float64(len(res.RawBody)))
 	c.metrics.fetchDuration.Observe(res.Duration.Seconds())

@@ -420,10 +420,12 @@ func (f *Frontier) wakeLocked() {
 // WaitReady blocks until a queue may have become servable, or until d
 // passes, or ctx is done; it returns early when a Put, an ack or an admin
 // call changes the frontier. Crawlers call it when Get returned nothing.
+// While serving is paused (SetActive(false)) nothing becomes servable: it
+// waits for d or a change (a resume wakes it).
 func (f *Frontier) WaitReady(ctx context.Context, d time.Duration) {
 	f.mu.Lock()
 	wake := f.mu.wake
-	if next, ok := f.nextReadyLocked(); ok {
+	if next, ok := f.nextReadyLocked(); ok && f.mu.active {
 		if w := time.Until(next); w < d {
 			d = max(w, time.Millisecond)
 		}

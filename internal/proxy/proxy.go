@@ -59,6 +59,10 @@ type Options struct {
 	// GOMAXPROCS is process-wide: set it only when the proxy owns the
 	// process, and serve through Listener. Default false.
 	GovernProcs bool
+	// Observe, when set, is called with each finished request as it is
+	// traced (the web console's tally); it must be quick and safe for
+	// concurrent use.
+	Observe func(TraceEntry)
 }
 
 // Proxy is the polite forward proxy: an http.Handler for absolute-form
@@ -98,6 +102,7 @@ type Proxy struct {
 	closing       chan struct{}
 	closeOnce     sync.Once
 	gov           *governor // nil unless Options.GovernProcs
+	observe       func(TraceEntry)
 }
 
 // runtimeConfig is a Config with its derived values, swapped atomically.
@@ -115,6 +120,7 @@ func New(cfg Config, o Options) (*Proxy, error) {
 	p := &Proxy{
 		gate:    o.Gate,
 		cache:   o.Cache,
+		observe: o.Observe,
 		log:     o.Logger,
 		now:     o.Now,
 		queues:  newQueues(),
@@ -233,6 +239,9 @@ func (p *Proxy) AddSelf(addr string) {
 
 // Trace returns the recent requests, newest first.
 func (p *Proxy) Trace() []TraceEntry { return p.trace.Load().entries() }
+
+// Tunnels returns the number of CONNECT tunnels open now.
+func (p *Proxy) Tunnels() int64 { return p.tunnelsActive.Load() }
 
 // Close closes idle origin connections and open tunnels and waits for the
 // tunnels' goroutines.

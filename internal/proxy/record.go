@@ -41,6 +41,9 @@ func (p *Proxy) record(x *exchange) {
 	x.Status, x.Outcome = x.status, x.outcome
 	p.trace.Load().add(x.TraceEntry)
 	p.m.request(x.outcome)
+	if p.observe != nil {
+		p.observe(x.TraceEntry)
+	}
 }
 
 // finish logs, traces and counts a finished request.
