@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"io"
+	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"runtime/pprof"
@@ -17,7 +19,11 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
+	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
 )
+
+// The URLFrontier client is a crawl frontier.
+var _ crawl.Frontier = (*urlfrontier.Client)(nil)
 
 // crawlFile is the part of the YAML configuration `courtesy crawl` reads:
 // the top-level `data` directory, the `politeness:` section shared with the
@@ -37,7 +43,11 @@ and a Heritrix-style crawl.log. Robots.txt is obeyed, one request per host
 is in flight at a time, and each host waits --delay (or what its robots.txt
 asks, if longer) between requests. The state lives in --data: run the same
 command again after a crash or Ctrl-C and the crawl resumes where it was.
-On a terminal one live progress line is drawn; otherwise progress is logged.`
+On a terminal one live progress line is drawn; otherwise progress is logged.
+
+With --frontier ADDR the URLs come from a URLFrontier service (courtesy
+serve, or any other) instead of the frontier in --data: several crawl
+processes, each with its own --data, share one crawl (--crawl-id) there.`
 
 // runCrawl is `courtesy crawl`.
 func runCrawl(ctx context.Context, env *Env, args []string) error {
@@ -54,6 +64,8 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	delay := fs.Duration("delay", time.Second, "default per-host `DURATION` between requests (robots.txt may ask for more)")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus /metrics and /health on `ADDR` while crawling")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
+	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
+	crawlID := fs.String("crawl-id", "", "the crawl's `ID` in the frontier (default DEFAULT)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
 	var dupHosts []string
 	fs.Func("duplicate-host", "`ALIAS=CANONICAL`: crawl the host ALIAS under CANONICAL (repeatable; added to crawl.duplicate-hosts)", func(v string) error {
@@ -116,6 +128,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 			cfg.Delay = -1 // --delay 0: no delay
 		}
 	}
+	if set["crawl-id"] {
+		cfg.CrawlID = *crawlID
+	}
 	cfg.DuplicateHosts = append(cfg.DuplicateHosts, dupHosts...)
 	if set["workers"] || cfg.Workers == 0 {
 		cfg.Workers = *workers
@@ -141,10 +156,22 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if err := checkSeeds(seeds, where); err != nil {
 		return err
 	}
-	if len(seeds) == 0 && !hasState(cfg.DataDir) {
+	if len(seeds) == 0 && !hasState(cfg.DataDir) && *frontierAddr == "" {
 		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")
 	}
-	c, err := crawl.New(cfg, crawl.Options{Logger: log, Progress: env.Stdout, Terminal: env.IsTerminal, Resolver: res, MetricsAddr: *metricsAddr})
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	opts := crawl.Options{Logger: log, Progress: env.Stdout, Terminal: env.IsTerminal, Resolver: res, MetricsAddr: *metricsAddr}
+	if *frontierAddr != "" {
+		fc, err := dialCrawlFrontier(ctx, env, *frontierAddr, cfg.CrawlID, log)
+		if err != nil {
+			return err
+		}
+		defer fc.Close()
+		opts.Frontier = fc
+	}
+	c, err := crawl.New(cfg, opts)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -161,6 +188,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	sum, err := c.Run(ctx, seeds)
 	if errors.Is(err, crawl.ErrNothingToCrawl) {
+		if *frontierAddr != "" {
+			return usagef("give seed URLs (or --seeds FILE): crawl %q at %s holds no URL", frontierID(cfg.CrawlID), *frontierAddr)
+		}
 		return usagef("give seed URLs (or --seeds FILE): %s holds no URL left to crawl", cfg.DataDir)
 	}
 	if err != nil {
@@ -168,6 +198,45 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	printSummary(env.Stdout, sum)
 	return nil
+}
+
+// dialCrawlFrontier connects to the URLFrontier service at addr and waits
+// until it answers (saying so while it does not), so that the crawl
+// starts from the service's real counts.
+func dialCrawlFrontier(ctx context.Context, env *Env, addr, crawlID string, log *slog.Logger) (*urlfrontier.Client, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, usagef("--frontier %q: want host:port", addr)
+	}
+	fc, err := urlfrontier.Dial(addr, urlfrontier.ClientOptions{Logger: log.With("pkg", "urlfrontier")})
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		t := time.NewTimer(2 * time.Second)
+		defer t.Stop()
+		select {
+		case <-wctx.Done():
+		case <-t.C:
+			fmt.Fprintf(env.Stderr, "courtesy crawl: waiting for the frontier service at %s (retrying with backoff)\n", addr)
+		}
+	}()
+	st, err := fc.StatsContext(wctx, crawlID, "")
+	if err != nil {
+		fc.Close()
+		return nil, fmt.Errorf("frontier service %s: %w", addr, err)
+	}
+	log.Info("using the frontier service", "addr", addr, "crawl", st.CrawlID, "queued", st.Size, "completed", st.Completed)
+	return fc, nil
+}
+
+// frontierID is the crawl ID as the frontier names it.
+func frontierID(id string) string {
+	if strings.TrimSpace(id) == "" {
+		return "DEFAULT"
+	}
+	return id
 }
 
 func hasConfigEnv() bool {
