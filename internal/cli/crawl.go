@@ -170,6 +170,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		}
 		defer fc.Close()
 		opts.Frontier = fc
+		runDone := make(chan struct{})
+		defer close(runDone)
+		go closeOnStop(ctx, runDone, fc, log)
 	}
 	c, err := crawl.New(cfg, opts)
 	if err != nil {
@@ -229,6 +232,31 @@ func dialCrawlFrontier(ctx context.Context, env *Env, addr, crawlID string, log 
 	}
 	log.Info("using the frontier service", "addr", addr, "crawl", st.CrawlID, "queued", st.Size, "completed", st.Completed)
 	return fc, nil
+}
+
+// frontierStopGrace is how long a stopped crawl may spend handing its
+// last acknowledgements to an unreachable frontier service.
+const frontierStopGrace = 30 * time.Second
+
+// closeOnStop closes the frontier client frontierStopGrace after ctx
+// ends, unless the crawl returned by then: the client retries calls until
+// the service answers, and a crawl stopped during an outage must not wait
+// for ever. The URLs not acknowledged stay leased in the service and are
+// served again when their lease runs out (their WARC records are kept).
+func closeOnStop(ctx context.Context, runDone <-chan struct{}, fc *urlfrontier.Client, log *slog.Logger) {
+	select {
+	case <-runDone:
+		return
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(frontierStopGrace)
+	defer t.Stop()
+	select {
+	case <-runDone:
+	case <-t.C:
+		log.Warn("frontier service still unreachable; stopping without the last acknowledgements (their URLs will be served again)")
+		fc.Close()
+	}
 }
 
 // frontierID is the crawl ID as the frontier names it.

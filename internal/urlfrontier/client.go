@@ -393,9 +393,11 @@ const (
 )
 
 // toWireInfo converts a URLInfo for the wire, Depth and Priority kept in
-// the metadata.
+// the metadata (replacing metadata of those names).
 func toWireInfo(in frontier.URLInfo) *pb.URLInfo {
 	md := toPBMetadata(in.Metadata)
+	delete(md, mdDepth)
+	delete(md, mdPriority)
 	if in.Depth != 0 || in.Priority != 0 {
 		if md == nil {
 			md = map[string]*pb.StringList{}
