@@ -356,3 +356,18 @@ func TestCrawlFrontierServiceKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestCrawlFrontierUsage: a malformed --frontier address is a usage
+// error, and an empty crawl in the service without seeds says so.
+func TestCrawlFrontierUsage(t *testing.T) {
+	code, _, errOut := run(t, "", "crawl", "--frontier", "no-port", "--data", t.TempDir(), "http://a.test/")
+	if code != 2 || !strings.Contains(errOut, "want host:port") {
+		t.Errorf("bad address: exit %d, stderr %q", code, errOut)
+	}
+	addr := freeAddr(t)
+	startServe(t, t.TempDir(), addr)
+	code, _, errOut = run(t, "", "crawl", "--frontier", addr, "--crawl-id", "empty", "--data", t.TempDir(), "--log-level", "error")
+	if code != 2 || !strings.Contains(errOut, `crawl "empty" at `+addr+" holds no URL") {
+		t.Errorf("empty crawl: exit %d, stderr %q", code, errOut)
+	}
+}
