@@ -258,10 +258,12 @@ func checkShared(t *testing.T, web *testweb.Web, mem *testweb.Memory, procs []*c
 	t.Helper()
 	counts := fetchCounts(mem)
 	union := map[string]bool{}
+	var split []int
 	for _, p := range procs {
 		ok, lines := logged(t, p.data)
+		split = append(split, lines)
 		if lines == 0 {
-			t.Errorf("%s: crawl.log is empty: the work was not shared", p.data)
+			t.Errorf("%s: crawl.log is empty: the work was not shared\nstderr:\n%s", p.data, tail(p.errb.String(), 60))
 		}
 		resp := warcResponses(t, p.data)
 		for u := range ok {
@@ -290,7 +292,7 @@ func checkShared(t *testing.T, web *testweb.Web, mem *testweb.Memory, procs []*c
 	if len(dups) > maxDups {
 		t.Errorf("%d URLs fetched more than once (at most %d allowed): %v", len(dups), maxDups, dups)
 	}
-	t.Logf("%d reachable pages, %d URLs fetched, %d fetched twice or more %v", reachable, len(counts), len(dups), dups)
+	t.Logf("%d reachable pages, %d URLs fetched, crawl.log lines per process %v, %d fetched twice or more %v", reachable, len(counts), split, len(dups), dups)
 	return len(dups)
 }
 

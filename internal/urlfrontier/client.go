@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -487,10 +488,18 @@ func (c *Client) Retire(ctx context.Context, crawlID, key, reason string) error 
 	return c.BlockQueueUntil(ctx, crawlID, key, time.Unix(maxBlockSeconds, 0))
 }
 
-// WaitReady waits d (at most 1 s) or until ctx ends: a remote frontier
-// sends no notice when URLs become due, so a crawler that got nothing polls.
+// WaitReady waits between d/2 and d (at most 1 s) or until ctx ends: a
+// remote frontier sends no notice when URLs become due, so a crawler that
+// got nothing polls. The random part keeps crawlers that share a service
+// from polling in a fixed phase: queues are blocked until whole seconds
+// (the wire's unit), and a fixed phase would hand every freed queue to
+// the same crawler.
 func (c *Client) WaitReady(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(min(d, time.Second))
+	d = min(d, time.Second)
+	if d > 1 {
+		d = d/2 + rand.N(d/2)
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
