@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"io"
+	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"runtime/pprof"
@@ -18,7 +20,11 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
+	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
 )
+
+// The URLFrontier client is a crawl frontier.
+var _ crawl.Frontier = (*urlfrontier.Client)(nil)
 
 // crawlFile is the part of the YAML configuration `courtesy crawl` reads:
 // the top-level `data` directory, the `politeness:` section shared with the
@@ -39,7 +45,11 @@ and a Heritrix-style crawl.log. Robots.txt is obeyed, one request per host
 is in flight at a time, and each host waits --delay (or what its robots.txt
 asks, if longer) between requests. The state lives in --data: run the same
 command again after a crash or Ctrl-C and the crawl resumes where it was.
-On a terminal one live progress line is drawn; otherwise progress is logged.`
+On a terminal one live progress line is drawn; otherwise progress is logged.
+
+With --frontier ADDR the URLs come from a URLFrontier service (courtesy
+serve, or any other) instead of the frontier in --data: several crawl
+processes, each with its own --data, share one crawl (--crawl-id) there.`
 
 // runCrawl is `courtesy crawl`.
 func runCrawl(ctx context.Context, env *Env, args []string) error {
@@ -59,6 +69,8 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	consoleToken := fs.String("console-token", "", "the console's access `TOKEN` for actions, 16 characters or more (default: console.token, else random, printed at start)")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
 	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
+	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
+	crawlID := fs.String("crawl-id", "", "the crawl's `ID` in the frontier (default DEFAULT)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
 	var dupHosts []string
 	fs.Func("duplicate-host", "`ALIAS=CANONICAL`: crawl the host ALIAS under CANONICAL (repeatable; added to crawl.duplicate-hosts)", func(v string) error {
@@ -124,6 +136,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 			cfg.Delay = -1 // --delay 0: no delay
 		}
 	}
+	if set["crawl-id"] {
+		cfg.CrawlID = *crawlID
+	}
 	cfg.DuplicateHosts = append(cfg.DuplicateHosts, dupHosts...)
 	if set["workers"] || cfg.Workers == 0 {
 		cfg.Workers = *workers
@@ -149,8 +164,11 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if err := checkSeeds(seeds, where); err != nil {
 		return err
 	}
-	if len(seeds) == 0 && !hasState(cfg.DataDir) {
+	if len(seeds) == 0 && !hasState(cfg.DataDir) && *frontierAddr == "" {
 		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
 	}
 	opts := crawl.Options{Logger: log, Progress: env.Stdout, Terminal: env.IsTerminal, Resolver: res}
 	if set["console"] || set["metrics-addr"] {
@@ -169,6 +187,17 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 			Ready:  func(addr, token string) { printConsole(env.Stdout, "crawl", addr, token) },
 		}
 	}
+	if *frontierAddr != "" {
+		fc, err := dialCrawlFrontier(ctx, env, *frontierAddr, cfg.CrawlID, log)
+		if err != nil {
+			return err
+		}
+		defer fc.Close()
+		opts.Frontier = fc
+		runDone := make(chan struct{})
+		defer close(runDone)
+		go closeOnStop(ctx, runDone, fc, log)
+	}
 	c, err := crawl.New(cfg, opts)
 	if err != nil {
 		return usagef("%v", err)
@@ -186,6 +215,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	sum, err := c.Run(ctx, seeds)
 	if errors.Is(err, crawl.ErrNothingToCrawl) {
+		if *frontierAddr != "" {
+			return usagef("give seed URLs (or --seeds FILE): crawl %q at %s holds no URL", frontierID(cfg.CrawlID), *frontierAddr)
+		}
 		return usagef("give seed URLs (or --seeds FILE): %s holds no URL left to crawl", cfg.DataDir)
 	}
 	if err != nil {
@@ -193,6 +225,70 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	printSummary(env.Stdout, sum)
 	return nil
+}
+
+// dialCrawlFrontier connects to the URLFrontier service at addr and waits
+// until it answers (saying so while it does not), so that the crawl
+// starts from the service's real counts.
+func dialCrawlFrontier(ctx context.Context, env *Env, addr, crawlID string, log *slog.Logger) (*urlfrontier.Client, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, usagef("--frontier %q: want host:port", addr)
+	}
+	fc, err := urlfrontier.Dial(addr, urlfrontier.ClientOptions{Logger: log.With("pkg", "urlfrontier")})
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		t := time.NewTimer(2 * time.Second)
+		defer t.Stop()
+		select {
+		case <-wctx.Done():
+		case <-t.C:
+			fmt.Fprintf(env.Stderr, "courtesy crawl: waiting for the frontier service at %s (retrying with backoff)\n", addr)
+		}
+	}()
+	st, err := fc.StatsContext(wctx, crawlID, "")
+	if err != nil {
+		fc.Close()
+		return nil, fmt.Errorf("frontier service %s: %w", addr, err)
+	}
+	log.Info("using the frontier service", "addr", addr, "crawl", st.CrawlID, "queued", st.Size, "completed", st.Completed)
+	return fc, nil
+}
+
+// frontierStopGrace is how long a stopped crawl may spend handing its
+// last acknowledgements to an unreachable frontier service.
+const frontierStopGrace = 30 * time.Second
+
+// closeOnStop closes the frontier client frontierStopGrace after ctx
+// ends, unless the crawl returned by then: the client retries calls until
+// the service answers, and a crawl stopped during an outage must not wait
+// for ever. The URLs not acknowledged stay leased in the service and are
+// served again when their lease runs out (their WARC records are kept).
+func closeOnStop(ctx context.Context, runDone <-chan struct{}, fc *urlfrontier.Client, log *slog.Logger) {
+	select {
+	case <-runDone:
+		return
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(frontierStopGrace)
+	defer t.Stop()
+	select {
+	case <-runDone:
+	case <-t.C:
+		log.Warn("frontier service still unreachable; stopping without the last acknowledgements (their URLs will be served again)")
+		fc.Close()
+	}
+}
+
+// frontierID is the crawl ID as the frontier names it.
+func frontierID(id string) string {
+	if strings.TrimSpace(id) == "" {
+		return "DEFAULT"
+	}
+	return id
 }
 
 func hasConfigEnv() bool {

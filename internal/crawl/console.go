@@ -243,7 +243,7 @@ func (f consoleFrontier) Block(ctx context.Context, key string, until time.Time)
 // Retire retires a queue for an operator, as the crawler retires a failing
 // host (the summary lists it).
 func (f consoleFrontier) Retire(ctx context.Context, key, reason string) error {
-	if _, err := f.c.fr.Queue(f.c.cfg.CrawlID, key); err != nil {
+	if _, err := f.c.ownFr.Queue(f.c.cfg.CrawlID, key); err != nil {
 		return fmt.Errorf("%w: %s", console.ErrUnknownHost, key)
 	}
 	f.c.retire(ctx, key, key, "operator: "+reason)
@@ -272,9 +272,15 @@ func (c *Crawler) serve(ctx context.Context, start time.Time) (stop func(), err 
 		if cfg.Logger == nil {
 			cfg.Logger = c.log
 		}
+		// The hosts views read the embedded frontier; with a remote one
+		// (Options.Frontier) they are the frontier service's to show.
+		var fsrc console.Frontier
+		if c.ownFr != nil {
+			fsrc = consoleFrontier{Frontier: console.FrontierSource(c.ownFr, c.cfg.CrawlID), c: c}
+		}
 		cons, err := console.New(cfg, console.Sources{
 			Crawl:      c,
-			Frontier:   consoleFrontier{Frontier: console.FrontierSource(c.fr, c.cfg.CrawlID), c: c},
+			Frontier:   fsrc,
 			Politeness: console.PolitenessSource(c.gate, c.rstore),
 			Nodes:      &console.LocalNode{Crawl: c},
 			FetchLog:   console.CrawlLogTail{Path: filepath.Join(c.cfg.DataDir, "crawl.log")},

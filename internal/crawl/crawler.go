@@ -60,6 +60,10 @@ type Options struct {
 	// re-checks, retry times and the summary's duration all read it. nil
 	// means time.Now.
 	Now func() time.Time
+	// Frontier, when set, is the crawl's frontier (a remote URLFrontier
+	// service's client) instead of the embedded one in the data
+	// directory; the crawler does not close it.
+	Frontier Frontier
 }
 
 // Summary is what a run did.
@@ -126,7 +130,8 @@ type Crawler struct {
 	honorNA bool
 
 	db      *kv.DB
-	fr      *frontier.Frontier
+	fr      Frontier
+	ownFr   *frontier.Frontier // the embedded frontier, when Options.Frontier is nil
 	tr      *traps.Checker
 	gate    *politeness.Gate
 	rstore  politeness.RobotsStore
@@ -331,9 +336,14 @@ func (c *Crawler) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	c.fr, err = frontier.Open(c.db, frontier.Options{DefaultLease: 10 * time.Minute, Now: c.now})
-	if err != nil {
-		return fmt.Errorf("crawl: %w", err)
+	if c.opts.Frontier != nil {
+		c.fr = c.opts.Frontier
+	} else {
+		c.ownFr, err = frontier.Open(c.db, frontier.Options{DefaultLease: 10 * time.Minute, Now: c.now})
+		if err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+		c.fr = c.ownFr
 	}
 	c.tr, err = traps.Open(c.db, cfg.Traps, traps.Options{OnTrap: func(site string, k traps.Kind, detail string) {
 		c.log.Warn("site stopped by a trap limit", "site", site, "limit", string(k), "detail", detail)
@@ -459,13 +469,13 @@ func (c *Crawler) close() error {
 	if c.digestsW != nil {
 		errs = append(errs, c.digestsW.Flush())
 	}
-	if c.fr != nil {
-		errs = append(errs, c.fr.Close())
+	if c.ownFr != nil {
+		errs = append(errs, c.ownFr.Close())
 	}
 	if c.db != nil {
 		errs = append(errs, c.db.Close())
 	}
-	c.warcs, c.clog, c.fetcher, c.fr, c.db = nil, nil, nil, nil, nil
+	c.warcs, c.clog, c.fetcher, c.fr, c.ownFr, c.db = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 

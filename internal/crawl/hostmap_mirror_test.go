@@ -68,10 +68,10 @@ func TestMirrorRepickLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The seed on a mirror is queued on its path's mirror, not on m1.
-	if st, err := c.fr.Lookup(t.Context(), c.cfg.CrawlID, wantM2); err != nil || st.Key != "m2.test" {
+	if st, err := c.ownFr.Lookup(t.Context(), c.cfg.CrawlID, wantM2); err != nil || st.Key != "m2.test" {
 		t.Errorf("seed %s: %s queued %+v, %v; want under m2.test", onM1, wantM2, st, err)
 	}
-	if _, err := c.fr.Lookup(t.Context(), c.cfg.CrawlID, onM1.String()); !errors.Is(err, frontier.ErrNotFound) {
+	if _, err := c.ownFr.Lookup(t.Context(), c.cfg.CrawlID, onM1.String()); !errors.Is(err, frontier.ErrNotFound) {
 		t.Errorf("seed %s queued on the mirror it was given on (%v)", onM1, err)
 	}
 	learn(c, "User-agent: *\nDisallow: /private/\n")

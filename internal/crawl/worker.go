@@ -92,6 +92,7 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 		c.hostsMu.Lock()
 		hs.group, hs.req = g, req
 		c.hostsMu.Unlock()
+		c.shareDelay(ctx, l.Key, g)
 		sitemaps = rules.File.Sitemaps() // relative lines resolved against the robots.txt URL
 	}
 	if !boolOr(c.cfg.Sitemaps, true) {

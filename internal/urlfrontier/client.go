@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -41,10 +42,10 @@ type ClientOptions struct {
 }
 
 // Client is a remote frontier: the calls Courtesy's crawler makes on a
-// *frontier.Frontier, with the same signatures (Put, Get, Release,
-// BlockQueueUntil, Retire, Stats, WaitReady, Close; see the Crawler
-// interface in the tests), made to a URLFrontier service (Courtesy's or any
-// other). While the service is unreachable each call retries with
+// *frontier.Frontier, with the same signatures (Get, Put, Release,
+// BlockQueueUntil, SetDelay, Retire, Stats, WaitReady: the crawl
+// package's Frontier interface), made to a URLFrontier service
+// (Courtesy's or any other). While the service is unreachable each call retries with
 // exponential backoff until its context ends, and says so in the log; a
 // call that fails for another reason returns the error.
 type Client struct {
@@ -55,6 +56,9 @@ type Client struct {
 
 	mu   sync.Mutex
 	down bool // an outage was logged and not yet its end
+	// last holds the last statistics read, by crawl and key, for Stats
+	// to answer while the service is unreachable (bounded).
+	last map[[2]string]frontier.Stats
 }
 
 // Dial returns a client of the service at addr (host:port, plaintext
@@ -183,17 +187,55 @@ func (c *Client) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Leas
 				}
 				return err
 			}
-			out = append(out, frontier.Lease{URLInfo: frontier.URLInfo{URL: u.GetUrl(), Key: u.GetKey(), CrawlID: u.GetCrawlID(), Metadata: fromPBMetadata(u.GetMetadata())}, Expires: expires})
+			out = append(out, frontier.Lease{URLInfo: fromWireInfo(u), Expires: expires})
 		}
 	})
 	return out, err
 }
 
-// Put stores discovered URLs and updates known ones on one PutURLs stream,
-// returning one status per item. Items not acked when the stream broke
+// Put stores discovered URLs and updates known ones, returning one status
+// per item: the discovered ones first, in PutDiscovered batches, then the
+// known ones on one PutURLs stream. So when a crawler acknowledges a page
+// and puts its outlinks in one Put, the acknowledgement is sent only once
+// the outlinks are stored: a crash between the two loses no outlink (the
+// page is served and fetched again). Items not acked when a stream broke
 // are sent again on the next attempt (a repeat is harmless: a discovered
 // URL is then SKIPPED, a known one written again).
 func (c *Client) Put(ctx context.Context, items []frontier.Item) ([]frontier.Status, error) {
+	var disc []frontier.URLInfo
+	var discAt, knownAt []int
+	var known []frontier.Item
+	for i, it := range items {
+		if it.Known {
+			known, knownAt = append(known, it), append(knownAt, i)
+		} else {
+			disc, discAt = append(disc, it.Info), append(discAt, i)
+		}
+	}
+	out := make([]frontier.Status, len(items))
+	if len(disc) > 0 {
+		st, err := c.PutDiscovered(ctx, disc)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range discAt {
+			out[i] = st[j]
+		}
+	}
+	if len(known) > 0 {
+		st, err := c.putURLs(ctx, known)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range knownAt {
+			out[i] = st[j]
+		}
+	}
+	return out, nil
+}
+
+// putURLs sends items on one PutURLs stream, returning one status per item.
+func (c *Client) putURLs(ctx context.Context, items []frontier.Item) ([]frontier.Status, error) {
 	statuses := make([]frontier.Status, len(items))
 	acked := make([]bool, len(items))
 	left := len(items)
@@ -248,7 +290,7 @@ func (c *Client) Put(ctx context.Context, items []frontier.Item) ([]frontier.Sta
 }
 
 func toPBPut(id string, it frontier.Item) *pb.URLItem {
-	info := &pb.URLInfo{Url: it.Info.URL, Key: it.Info.Key, CrawlID: it.Info.CrawlID, Metadata: toPBMetadata(it.Info.Metadata)}
+	info := toWireInfo(it.Info)
 	if !it.Known {
 		return &pb.URLItem{ID: id, Item: &pb.URLItem_Discovered{Discovered: &pb.DiscoveredURLItem{Info: info}}}
 	}
@@ -270,39 +312,131 @@ func (c *Client) Ack(ctx context.Context, info frontier.URLInfo, refetchFrom tim
 	return err
 }
 
-// PutDiscovered stores outlinks (created unless known) in one
-// PutDiscovered batch, returning one status per URL.
+// discoveredBatch bounds the URLs of one PutDiscovered batch (a batch is
+// one gRPC message).
+const discoveredBatch = 1000
+
+// PutDiscovered stores outlinks (created unless known) in PutDiscovered
+// batches of at most 1,000 URLs on one stream, returning one status per
+// URL. Batches not acked when the stream broke are sent again.
 func (c *Client) PutDiscovered(ctx context.Context, infos []frontier.URLInfo) ([]frontier.Status, error) {
-	b := &pb.DiscoveredBatch{ID: "1", Items: make([]*pb.URLInfo, len(infos))}
-	for i, in := range infos {
-		b.Items[i] = &pb.URLInfo{Url: in.URL, Key: in.Key, CrawlID: in.CrawlID, Metadata: toPBMetadata(in.Metadata)}
+	var batches []*pb.DiscoveredBatch
+	for off := 0; off < len(infos); off += discoveredBatch {
+		part := infos[off:min(off+discoveredBatch, len(infos))]
+		b := &pb.DiscoveredBatch{ID: strconv.Itoa(off), Items: make([]*pb.URLInfo, len(part))}
+		for i, in := range part {
+			b.Items[i] = toWireInfo(in)
+		}
+		batches = append(batches, b)
 	}
-	var out []frontier.Status
+	out := make([]frontier.Status, len(infos))
+	acked := make([]bool, len(batches))
+	left := len(batches)
 	err := c.do(ctx, "PutDiscovered", func(ctx context.Context) error {
+		if left == 0 {
+			return nil
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		st, err := c.c.PutDiscovered(ctx)
 		if err != nil {
 			return err
 		}
-		if err := st.Send(b); err != nil {
-			return err
+		var pending []*pb.DiscoveredBatch
+		for i, b := range batches {
+			if !acked[i] {
+				pending = append(pending, b)
+			}
 		}
-		if err := st.CloseSend(); err != nil {
-			return err
-		}
-		a, err := st.Recv()
-		if err != nil {
-			return err
-		}
-		if len(a.GetStatuses()) != len(infos) {
-			return fmt.Errorf("%d statuses for %d URLs", len(a.GetStatuses()), len(infos))
-		}
-		out = make([]frontier.Status, len(infos))
-		for i, s := range a.GetStatuses() {
-			out[i] = frontier.Status(s)
+		go func() {
+			for _, b := range pending {
+				if st.Send(b) != nil {
+					return
+				}
+			}
+			st.CloseSend()
+		}()
+		for left > 0 {
+			a, err := st.Recv()
+			if errors.Is(err, io.EOF) {
+				return status.Errorf(codes.Unavailable, "stream ended with %d batches not acked", left)
+			}
+			if err != nil {
+				return err
+			}
+			off, err := strconv.Atoi(a.GetID())
+			i := off / discoveredBatch
+			if err != nil || off < 0 || off%discoveredBatch != 0 || i >= len(batches) || acked[i] {
+				continue
+			}
+			if len(a.GetStatuses()) != len(batches[i].Items) {
+				return fmt.Errorf("%d statuses for %d URLs", len(a.GetStatuses()), len(batches[i].Items))
+			}
+			for j, s := range a.GetStatuses() {
+				out[off+j] = frontier.Status(s)
+			}
+			acked[i] = true
+			left--
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Metadata keys that carry the frontier's Depth and Priority (which the
+// URLFrontier API has no field for) through the service and back.
+const (
+	mdDepth    = "courtesy.depth"
+	mdPriority = "courtesy.priority"
+)
+
+// toWireInfo converts a URLInfo for the wire, Depth and Priority kept in
+// the metadata (replacing metadata of those names).
+func toWireInfo(in frontier.URLInfo) *pb.URLInfo {
+	md := toPBMetadata(in.Metadata)
+	delete(md, mdDepth)
+	delete(md, mdPriority)
+	if in.Depth != 0 || in.Priority != 0 {
+		if md == nil {
+			md = map[string]*pb.StringList{}
+		}
+		if in.Depth != 0 {
+			md[mdDepth] = &pb.StringList{Values: []string{strconv.Itoa(in.Depth)}}
+		}
+		if in.Priority != 0 {
+			md[mdPriority] = &pb.StringList{Values: []string{strconv.Itoa(int(in.Priority))}}
+		}
+	}
+	return &pb.URLInfo{Url: in.URL, Key: in.Key, CrawlID: in.CrawlID, Metadata: md}
+}
+
+// fromWireInfo is the inverse of toWireInfo; malformed Depth or Priority
+// values are dropped.
+func fromWireInfo(u *pb.URLInfo) frontier.URLInfo {
+	info := frontier.URLInfo{URL: u.GetUrl(), Key: u.GetKey(), CrawlID: u.GetCrawlID(), Metadata: fromPBMetadata(u.GetMetadata())}
+	if vs, ok := info.Metadata[mdDepth]; ok {
+		if len(vs) == 1 {
+			if d, err := strconv.Atoi(vs[0]); err == nil && d >= 0 {
+				info.Depth = d
+			}
+		}
+		delete(info.Metadata, mdDepth)
+	}
+	if vs, ok := info.Metadata[mdPriority]; ok {
+		if len(vs) == 1 {
+			if p, err := strconv.ParseInt(vs[0], 10, 8); err == nil {
+				info.Priority = int8(p)
+			}
+		}
+		delete(info.Metadata, mdPriority)
+	}
+	if len(info.Metadata) == 0 {
+		info.Metadata = nil
+	}
+	return info
 }
 
 // SetDelay sets a queue's delay (the default with an empty key), in whole
@@ -354,10 +488,18 @@ func (c *Client) Retire(ctx context.Context, crawlID, key, reason string) error 
 	return c.BlockQueueUntil(ctx, crawlID, key, time.Unix(maxBlockSeconds, 0))
 }
 
-// WaitReady waits d (at most 1 s) or until ctx ends: a remote frontier
-// sends no notice when URLs become due, so a crawler that got nothing polls.
+// WaitReady waits between d/2 and d (at most 1 s) or until ctx ends: a
+// remote frontier sends no notice when URLs become due, so a crawler that
+// got nothing polls. The random part keeps crawlers that share a service
+// from polling in a fixed phase: queues are blocked until whole seconds
+// (the wire's unit), and a fixed phase would hand every freed queue to
+// the same crawler.
 func (c *Client) WaitReady(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(min(d, time.Second))
+	d = min(d, time.Second)
+	if d > 1 {
+		d = d/2 + rand.N(d/2)
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -365,15 +507,33 @@ func (c *Client) WaitReady(ctx context.Context, d time.Duration) {
 	}
 }
 
+// maxLastStats bounds the statistics Stats remembers.
+const maxLastStats = 1024
+
 // Stats is StatsContext within the retry budget of CallTimeout, shaped as
-// frontier.Frontier.Stats: on failure it logs and returns zero counts.
+// frontier.Frontier.Stats. On failure it logs and returns the last counts
+// it read for the crawl and key (zero counts if none): a crawler that
+// stops when nothing is left must not take an outage for an empty
+// frontier.
 func (c *Client) Stats(crawlID, key string) frontier.Stats {
 	ctx, cancel := context.WithTimeout(context.Background(), c.o.CallTimeout)
 	defer cancel()
+	k := [2]string{frontier.NormalizeCrawlID(crawlID), key}
 	s, err := c.StatsContext(ctx, crawlID, key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err != nil {
-		c.log.Warn("stats failed", "crawl", crawlID, "key", key, "err", err)
-		return frontier.Stats{CrawlID: frontier.NormalizeCrawlID(crawlID)}
+		c.log.Warn("stats failed; answering the last counts read", "crawl", crawlID, "key", key, "err", err)
+		if s, ok := c.last[k]; ok {
+			return s
+		}
+		return frontier.Stats{CrawlID: k[0]}
+	}
+	if c.last == nil {
+		c.last = map[[2]string]frontier.Stats{}
+	}
+	if _, ok := c.last[k]; ok || len(c.last) < maxLastStats {
+		c.last[k] = s
 	}
 	return s
 }
