@@ -179,7 +179,7 @@ func (f *Frontier) Lookup(ctx context.Context, crawlID, rawURL string) (frontier
 	if err := f.run(ctx, "lookup", []*call{c}); err != nil {
 		return frontier.URLStatus{}, err
 	}
-	if len(c.res) != 2 {
+	if len(c.res) != 3 {
 		return frontier.URLStatus{}, fmt.Errorf("cluster: lookup returned %d values", len(c.res))
 	}
 	rec, _ := c.res[0].(string)
@@ -188,6 +188,11 @@ func (f *Frontier) Lookup(ctx context.Context, crawlID, rawURL string) (frontier
 		return frontier.URLStatus{}, frontier.ErrNotFound
 	}
 	st := frontier.URLStatus{URL: rawURL, Key: key, Leased: leased == 1}
+	if data, _ := c.res[2].(string); data != "" {
+		if _, md, err := decodeData([]byte(data)); err == nil {
+			st.Metadata = md
+		}
+	}
 	switch {
 	case rec[0] == 'c' && len(rec) >= 5:
 		st.Completed = true

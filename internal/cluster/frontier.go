@@ -119,9 +119,12 @@ type Frontier struct {
 		leases map[string]heldLease
 		// delays caches crawls' default delays (SetDelay with no key).
 		delays map[string]cachedDelay
-		// registered lists the crawls this process has added to the
-		// crawl set.
-		registered map[string]bool
+		// registered holds when this process last added a crawl to the
+		// crawl set (again every registerEvery: DeleteCrawl on another
+		// process removes it).
+		registered map[string]time.Time
+		// paused caches the shared SetActive flag.
+		paused cachedFlag
 		// replicas caches the replicas connected to masters that
 		// answered a WAIT short, by address (Options.WaitReplicas).
 		replicas map[string]replicaCount
@@ -152,7 +155,7 @@ func New(ctx context.Context, c redis.UniversalClient, o Options) (*Frontier, er
 	f := &Frontier{c: c, o: o}
 	f.mu.leases = map[string]heldLease{}
 	f.mu.delays = map[string]cachedDelay{}
-	f.mu.registered = map[string]bool{}
+	f.mu.registered = map[string]time.Time{}
 	f.mu.replicas = map[string]replicaCount{}
 	var shards int
 	err := f.retry(ctx, "config", func(ctx context.Context) error {
@@ -293,11 +296,14 @@ func (f *Frontier) defaultDelay(ctx context.Context, crawl string) (int64, error
 	return ms, nil
 }
 
+// registerEvery is how often a process adds a crawl it puts to again.
+const registerEvery = 5 * time.Second
+
 func (f *Frontier) register(ctx context.Context, crawl string) error {
 	f.mu.Lock()
-	done := f.mu.registered[crawl]
+	at, done := f.mu.registered[crawl]
 	f.mu.Unlock()
-	if done {
+	if done && time.Since(at) < registerEvery {
 		return nil
 	}
 	err := f.retry(ctx, "register crawl", func(ctx context.Context) error {
@@ -307,7 +313,7 @@ func (f *Frontier) register(ctx context.Context, crawl string) error {
 		return err
 	}
 	f.mu.Lock()
-	f.mu.registered[crawl] = true
+	f.mu.registered[crawl] = time.Now()
 	f.mu.Unlock()
 	return nil
 }

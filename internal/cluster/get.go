@@ -23,6 +23,9 @@ func (f *Frontier) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Le
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if !f.active(ctx) {
+		return nil, nil
+	}
 	leaseDur := p.Lease
 	if leaseDur <= 0 {
 		leaseDur = f.o.DefaultLease

@@ -113,7 +113,9 @@ for i = 0, n - 1 do
         queued = queued - 1
       else
         c = struct.unpack('>I4', old, 2)
-        completed = completed - 1
+        -- (a queue deleted by DeleteQueue keeps its completed records
+        -- but restarts its counters at zero)
+        if completed > 0 then completed = completed - 1 end
       end
       redis.call('ZREM', l, h)
       redis.call('HDEL', t, h)
@@ -218,15 +220,17 @@ end
 return state(false)
 `)
 
-// lookupScript: ARGV[3] URL hash. Returns the record (or false), whether
-// a live lease holds it, and the queue key.
+// lookupScript: ARGV[3] URL hash. Returns the record (or ”), whether a
+// live lease holds it, and the URL's data while it is not completed.
 var lookupScript = redis.NewScript(luaQueue + `
 local h = ARGV[3]
 local r = redis.call('HGET', u, h)
 local leased = 0
 local e = redis.call('ZSCORE', l, h)
 if e and tonumber(e) > now then leased = 1 end
-return {r or '', leased}
+local data = ''
+if r and string.sub(r, 1, 1) == 'q' then data = redis.call('HGET', d, h) or '' end
+return {r or '', leased, data}
 `)
 
 // indexScript keeps one shard of a crawl's index (all keys under the
