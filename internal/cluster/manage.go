@@ -65,16 +65,18 @@ if not old then return 0 end
 local p = {}
 for x in string.gmatch(old, '[^ ]+') do p[#p + 1] = tonumber(x) end
 local oq, oi, oc, orr = p[2], p[3], p[4], p[5]
+-- (a unary minus of 0 is -0, which HINCRBY refuses)
+local function dec(f, v) if v ~= 0 then redis.call('HINCRBY', s, f, 0 - v) end end
 if orr == 1 then
-  redis.call('HINCRBY', s, 'retired', -oq)
-  redis.call('HINCRBY', s, 'retiredq', -1)
+  dec('retired', oq)
+  dec('retiredq', 1)
 else
-  redis.call('HINCRBY', s, 'size', -oq)
-  redis.call('HINCRBY', s, 'inflight', -oi)
-  if oq > 0 then redis.call('HINCRBY', s, 'active', -1) end
+  dec('size', oq)
+  dec('inflight', oi)
+  if oq > 0 then dec('active', 1) end
 end
-redis.call('HINCRBY', s, 'completed', -oc)
-redis.call('HINCRBY', s, 'queues', -1)
+dec('completed', oc)
+dec('queues', 1)
 redis.call('HDEL', q, key)
 return 1
 `)
