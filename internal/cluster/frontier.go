@@ -55,6 +55,11 @@ type Options struct {
 	// master has none until the old one comes back): then it is taken
 	// and counted in Counters.WaitShort.
 	WaitTimeout time.Duration
+	// DefaultDelay is the minimum time between two servings of a queue
+	// without its own delay, in a crawl without a default delay of its
+	// own (SetDelay with no key, which every process shares). It is this
+	// process's: give every process the same. 0 means none.
+	DefaultDelay time.Duration
 	// Now is the clock for leases, due times and blocks. nil means Redis
 	// server time (the TIME command inside each script), so that the
 	// machines' clocks need not agree; tests inject a fake clock.
@@ -281,7 +286,7 @@ func (f *Frontier) defaultDelay(ctx context.Context, crawl string) (int64, error
 	err := f.retry(ctx, "default delay", func(ctx context.Context) error {
 		v, err := f.c.HGet(ctx, f.delaysKey(), crawl).Int64()
 		if errors.Is(err, redis.Nil) {
-			ms = 0
+			ms = max(f.o.DefaultDelay, 0).Milliseconds()
 			return nil
 		}
 		ms = v

@@ -2,12 +2,15 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/courtesy-crawler/courtesy/internal/cluster"
+	"github.com/courtesy-crawler/courtesy/internal/cluster/frontiertest"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/redistest"
 )
@@ -86,5 +89,61 @@ func TestDeleteCrawlWithoutIndex(t *testing.T) {
 	}
 	if s := a.Stats("kept", ""); s.Size != 3 || s.Queues != 3 {
 		t.Fatalf("stats of the other crawl %+v", s)
+	}
+}
+
+// TestOptionsDefaultDelay: Options.DefaultDelay spaces a queue's
+// servings in a crawl without a default delay of its own, and the crawl's
+// own (SetDelay with no key) wins over it.
+func TestOptionsDefaultDelay(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rc.Close() })
+	clk := frontiertest.NewClock(time.Unix(1_800_000_000, 0))
+	f := newClusterFrontier(t, rc, cluster.Options{Prefix: prefix(), Now: clk.Now, DefaultDelay: time.Minute})
+	ctx := context.Background()
+	serve := func() int {
+		t.Helper()
+		ls, err := f.Get(ctx, frontier.GetParams{MaxURLsPerQueue: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			if err := f.Ack(ctx, l.URLInfo, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return len(ls)
+	}
+	var items []frontier.Item
+	for i := range 4 {
+		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: fmt.Sprintf("http://x.example/%d", i)}})
+	}
+	if _, err := f.Put(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	if n := serve(); n != 1 {
+		t.Fatalf("first Get served %d", n)
+	}
+	clk.Advance(30 * time.Second)
+	if n := serve(); n != 0 {
+		t.Fatalf("served %d within the default delay", n)
+	}
+	clk.Advance(31 * time.Second)
+	if n := serve(); n != 1 {
+		t.Fatalf("served %d after the default delay", n)
+	}
+	if err := f.SetDelay(ctx, "", "", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The queue was indexed under the old delay: it is served then, and
+	// spaced by the new one after.
+	clk.Advance(61 * time.Second)
+	if n := serve(); n != 1 {
+		t.Fatalf("served %d at the time indexed under the old delay", n)
+	}
+	clk.Advance(2 * time.Second)
+	if n := serve(); n != 1 {
+		t.Fatalf("served %d after the crawl's own delay", n)
 	}
 }
