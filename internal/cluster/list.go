@@ -41,7 +41,7 @@ return out
 // the state (or {-1} for a queue without state), then the number
 // deleted.
 var purgeScript = redis.NewScript(luaQueue + `
-local exists = redis.call('EXISTS', m) == 1
+local exists = redis.call('HEXISTS', m, 'key') == 1
 if exists then reclaim() end
 local f = redis.call('HMGET', m, 'queued', 'completed')
 local queued, completed = num(f[1], 0), num(f[2], 0)

@@ -62,7 +62,7 @@ func (f *Frontier) repairMetas(ctx context.Context, metas []string) (int, error)
 			return 0, err
 		}
 		qs = append(qs, q{crawl, key})
-		calls = append(calls, &call{s: adminScript, keys: f.queueKeys(crawl, key), args: []any{f.nowArg(), dd, "", ""}})
+		calls = append(calls, &call{s: adminScript, keys: f.queueKeys(crawl, key), args: []any{f.nowArg(), dd, "", "", "0"}})
 	}
 	if err := f.runOnce(ctx, f.c, calls); err != nil {
 		return 0, err

@@ -86,6 +86,7 @@ end
 var putScript = redis.NewScript(luaQueue + `
 redis.call('HSETNX', m, 'crawl', ARGV[3])
 redis.call('HSETNX', m, 'key', ARGV[4])
+redis.call('PERSIST', m)
 reclaim()
 local f = redis.call('HMGET', m, 'queued', 'completed')
 local queued, completed = num(f[1], 0), num(f[2], 0)
@@ -150,7 +151,7 @@ return st
 // reissued number still makes a different token. {-1} for an unknown
 // queue (a Get naming a key that was never put).
 var leaseScript = redis.NewScript(luaQueue + `
-if redis.call('EXISTS', m) == 0 then return {-1} end
+if redis.call('HEXISTS', m, 'key') == 0 then return {-1} end
 reclaim()
 local n, maxInflight, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local f = redis.call('HMGET', m, 'completed', 'limit', 'delay', 'blocked', 'last', 'retired')
@@ -209,9 +210,24 @@ return state(false)
 
 // adminScript: ARGV[3] field (blocked, delay, limit, retired, or ” to
 // only refresh the state), ARGV[4] value (” deletes the field). Returns
-// {-1} for an unknown queue.
+// {-1} for an unknown queue. ARGV[5] '1' keeps the field for a queue that
+// does not exist yet.
+//
+// A queue exists once a Put has named it (its meta hash has a key
+// field). A block or delay set before (the URLFrontier server's SetDelay
+// and BlockQueueUntil, as in the embedded frontier) is kept in a meta
+// hash without that field, for pendingTTL seconds after the last such
+// call, and applies when the queue appears (putScript makes it
+// persistent).
 var adminScript = redis.NewScript(luaQueue + `
-if redis.call('EXISTS', m) == 0 then return {-1} end
+if redis.call('HEXISTS', m, 'key') == 0 then
+  local field, v = ARGV[3], ARGV[4]
+  if ARGV[5] == '1' and field ~= '' then
+    if v == '' then redis.call('HDEL', m, field) else redis.call('HSET', m, field, v) end
+    if redis.call('EXISTS', m) == 1 then redis.call('EXPIRE', m, ` + pendingTTL + `) end
+  end
+  return {-1}
+end
 reclaim()
 local field, v = ARGV[3], ARGV[4]
 if field ~= '' then
@@ -241,6 +257,10 @@ return {r or '', leased, data}
 // so updates may arrive in any order. Repair forces: after a failover
 // that lost a queue's last version increments, its new versions may be
 // lower than the index's until then.
+// pendingTTL is how long (seconds) a block or delay set on a queue that
+// does not exist yet is kept: a day.
+const pendingTTL = "86400"
+
 var indexScript = redis.NewScript(`
 local r, q, s = KEYS[1], KEYS[2], KEYS[3]
 local key = ARGV[1]

@@ -139,6 +139,7 @@ func Run(t *testing.T, newF New) {
 		{"ListURLs", listURLs},
 		{"CountURLs", countURLs},
 		{"PurgeURLs", purgeURLs},
+		{"PendingBlockAndDelay", pendingBlockAndDelay},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

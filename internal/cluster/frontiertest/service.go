@@ -298,3 +298,32 @@ func purgeURLs(e *env) {
 		e.t.Fatalf("PurgeURLs of an unknown crawl: %d, %v", n, err)
 	}
 }
+
+// pendingBlockAndDelay: the URLFrontier server may block a queue or set
+// its delay before any URL of it is put; both apply when it appears, and
+// the queue does not exist until then.
+func pendingBlockAndDelay(e *env) {
+	if err := e.f.BlockQueueUntil(e.ctx, "", "b.example", e.clk.Now().Add(time.Minute)); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.f.SetDelay(e.ctx, "", "d.example", time.Hour); err != nil {
+		e.t.Fatal(err)
+	}
+	if keys, total := e.listQueues(0, 0, true); len(keys) != 0 || total != 0 {
+		e.t.Fatalf("queues before any Put: %q, %d", keys, total)
+	}
+	if s := e.stats("b.example"); s.Queues != 0 {
+		e.t.Fatalf("stats of a queue not put yet %+v", s)
+	}
+	if err := e.f.SetCrawlLimit(e.ctx, "", "b.example", 1); !errors.Is(err, frontier.ErrNotFound) {
+		e.t.Fatalf("SetCrawlLimit on a queue with only a block: %v", err)
+	}
+	e.put(disc("http://b.example/1"), disc("http://d.example/1"), disc("http://d.example/2"))
+	wantURLs(e.t, "b blocked, d served once", e.get(frontier.GetParams{MaxURLsPerQueue: 1}), []string{"http://d.example/1"})
+	e.ack("http://d.example/1", time.Time{})
+	e.clk.Advance(2 * time.Minute)
+	wantURLs(e.t, "after the block, within d's delay", e.get(frontier.GetParams{MaxURLsPerQueue: 1}), []string{"http://b.example/1"})
+	e.ack("http://b.example/1", time.Time{})
+	e.clk.Advance(time.Hour)
+	wantURLs(e.t, "after d's delay", e.get(frontier.GetParams{MaxURLsPerQueue: 1}), []string{"http://d.example/2"})
+}
