@@ -55,6 +55,13 @@ type Options struct {
 	// master has none until the old one comes back): then it is taken
 	// and counted in Counters.WaitShort.
 	WaitTimeout time.Duration
+	// KeepCompletedURLs keeps the URL and metadata of completed URLs, so
+	// that ListURLs lists them, CountURLs counts them with a filter and
+	// PurgeURLs filters them, as in the embedded frontier (URLFrontier
+	// clients expect it). It costs the URL's length and its metadata per
+	// completed URL, on top of the 33-85 bytes of its hash; false keeps
+	// the hash only.
+	KeepCompletedURLs bool
 	// DefaultDelay is the minimum time between two servings of a queue
 	// without its own delay, in a crawl without a default delay of its
 	// own (SetDelay with no key, which every process shares). It is this
@@ -389,6 +396,9 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 			kind, due, token := "d", int64(0), ""
 			if it.Known {
 				kind, due = "k", -1
+				if f.o.KeepCompletedURLs {
+					kind = "K"
+				}
 				if !it.RefetchFrom.IsZero() {
 					due = max(msCeil(it.RefetchFrom), 0)
 				}

@@ -56,6 +56,7 @@ for i = 0, n - 1 do
       redis.call('HDEL', d, h)
       queued = queued - 1
     else
+      redis.call('HDEL', d, h)
       completed = completed - 1
     end
     redis.call('HDEL', u, h)
@@ -87,9 +88,10 @@ func (f *Frontier) listKeys(ctx context.Context, p frontier.ListParams) ([]strin
 }
 
 // ListURLs calls fn for the URLs p selects, queue by queue in key order:
-// a queue's queued URLs in serving order, then its leased ones. Completed
-// URLs are not listed: the cluster frontier keeps only their hash (so
-// CountURLs without a filter counts them, with a filter it does not).
+// a queue's queued URLs in serving order, then its leased ones, then its
+// completed ones. Completed URLs are listed only with
+// Options.KeepCompletedURLs: otherwise the frontier keeps only their hash
+// (so CountURLs without a filter counts them, with a filter it does not).
 // Pages of a queue are read one script each, so a listing is not a
 // snapshot: URLs put or served meanwhile may be missed or listed twice.
 func (f *Frontier) ListURLs(ctx context.Context, p frontier.ListParams, fn func(frontier.URLEntry) error) error {
@@ -132,8 +134,78 @@ func (f *Frontier) ListURLs(ctx context.Context, p frontier.ListParams, fn func(
 				}
 			}
 		}
+		if !f.o.KeepCompletedURLs {
+			continue
+		}
+		stop, err := f.listCompleted(ctx, &p, crawl, key, func(e frontier.URLEntry) (bool, error) {
+			if skip > 0 {
+				skip--
+				return false, nil
+			}
+			if err := fn(e); err != nil {
+				return true, err
+			}
+			listed++
+			return p.Size > 0 && listed >= p.Size, nil
+		})
+		if stop || err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// listCompleted calls emit for the completed URLs of a queue that match p
+// and whose data is kept (Options.KeepCompletedURLs), reading the
+// seen-test with HSCAN, a batch at a time. emit reports whether to stop.
+func (f *Frontier) listCompleted(ctx context.Context, p *frontier.ListParams, crawl, key string, emit func(frontier.URLEntry) (bool, error)) (bool, error) {
+	qk := f.queueKeys(crawl, key)
+	var cursor uint64
+	for {
+		var kv []string
+		err := f.retry(ctx, "list urls", func(ctx context.Context) error {
+			var err error
+			kv, cursor, err = f.c.HScan(ctx, qk[2], cursor, "", scanBatch).Result()
+			return err
+		})
+		if err != nil {
+			return true, err
+		}
+		var hs []string
+		var created []int64
+		for i := 0; i+1 < len(kv); i += 2 {
+			if rec := kv[i+1]; len(rec) >= 5 && rec[0] == 'c' {
+				hs = append(hs, kv[i])
+				created = append(created, int64(be32(rec[1:5])))
+			}
+		}
+		if len(hs) > 0 {
+			var data []any
+			err := f.retry(ctx, "list urls", func(ctx context.Context) error {
+				var err error
+				data, err = f.c.HMGet(ctx, qk[5], hs...).Result()
+				return err
+			})
+			if err != nil {
+				return true, err
+			}
+			for i, v := range data {
+				s, _ := v.(string)
+				url, md, err := decodeData([]byte(s))
+				if s == "" || err != nil || url == "" || !listMatch(p, url) {
+					continue
+				}
+				e := frontier.URLEntry{URLInfo: frontier.URLInfo{URL: url, Key: key, CrawlID: crawl, Metadata: md},
+					Completed: true, Created: time.Unix(created[i], 0)}
+				if stop, err := emit(e); stop || err != nil {
+					return true, err
+				}
+			}
+		}
+		if cursor == 0 {
+			return false, nil
+		}
+	}
 }
 
 // listEntry decodes a queued URL's record and data.
@@ -167,7 +239,8 @@ func listMatch(p *frontier.ListParams, url string) bool {
 
 // CountURLs counts the URLs p selects (Start and Size ignored). Without a
 // filter it adds the queues' counters (queued and completed); with one it
-// lists them, so it counts only URLs not completed (see ListURLs).
+// lists them, so it counts completed URLs only with
+// Options.KeepCompletedURLs (see ListURLs).
 func (f *Frontier) CountURLs(ctx context.Context, p frontier.ListParams) (uint64, error) {
 	p.Start, p.Size = 0, 0
 	if p.Filter == "" {
@@ -186,8 +259,8 @@ func (f *Frontier) CountURLs(ctx context.Context, p frontier.ListParams) (uint64
 // are ignored) created at or before createdBefore (whole seconds),
 // queued or completed, with any lease on them, and returns how many it
 // deleted (URLFrontier PurgeURLs). Deleted URLs may be discovered again.
-// A completed URL has no stored URL to filter on: with a filter only URLs
-// not completed are purged. Each queue is read with HSCAN, a batch at a
+// Without Options.KeepCompletedURLs a completed URL has no stored URL to
+// filter on: with a filter only URLs not completed are purged. Each queue is read with HSCAN, a batch at a
 // time, and a script deletes the batch's URLs whose record is unchanged.
 func (f *Frontier) PurgeURLs(ctx context.Context, p frontier.ListParams, createdBefore time.Time) (uint64, error) {
 	crawl := normCrawl(p.CrawlID)
@@ -237,7 +310,7 @@ func (f *Frontier) purgeBatch(ctx context.Context, p *frontier.ListParams, crawl
 				continue
 			}
 		case len(rec) >= 5 && rec[0] == 'c':
-			if int64(be32(rec[1:5])) > limit || p.Filter != "" {
+			if int64(be32(rec[1:5])) > limit || (p.Filter != "" && !f.o.KeepCompletedURLs) {
 				continue
 			}
 		default:

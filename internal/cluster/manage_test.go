@@ -147,3 +147,49 @@ func TestOptionsDefaultDelay(t *testing.T) {
 		t.Fatalf("served %d after the crawl's own delay", n)
 	}
 }
+
+// TestCompletedHashesOnly: by default a completed URL is kept as its hash
+// only: ListURLs and a filtered CountURLs or PurgeURLs do not see it, the
+// counters and an unfiltered PurgeURLs do, and its data is gone.
+func TestCompletedHashesOnly(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rc.Close() })
+	clk := frontiertest.NewClock(time.Unix(1_800_000_000, 0))
+	f := newClusterFrontier(t, rc, cluster.Options{Prefix: prefix(), Now: clk.Now})
+	ctx := context.Background()
+	if _, err := f.Put(ctx, []frontier.Item{{Info: frontier.URLInfo{URL: "http://a.example/1"}}, {Info: frontier.URLInfo{URL: "http://a.example/2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Ack(ctx, frontier.URLInfo{URL: "http://a.example/1"}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	if err := f.ListURLs(ctx, frontier.ListParams{}, func(e frontier.URLEntry) error { listed = append(listed, e.URL); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 1 || listed[0] != "http://a.example/2" {
+		t.Fatalf("listed %q, want the queued URL only", listed)
+	}
+	for _, c := range []struct {
+		p    frontier.ListParams
+		want uint64
+	}{{frontier.ListParams{}, 2}, {frontier.ListParams{Filter: "/1"}, 0}, {frontier.ListParams{Filter: "/2"}, 1}} {
+		if n, err := f.CountURLs(ctx, c.p); err != nil || n != c.want {
+			t.Errorf("CountURLs(%+v) = %d, %v; want %d", c.p, n, err, c.want)
+		}
+	}
+	data, err := rc.Keys(ctx, "*}:d").Result()
+	if err != nil || len(data) != 1 {
+		t.Fatalf("data keys %q, %v", data, err)
+	}
+	if n, err := rc.HLen(ctx, data[0]).Result(); err != nil || n != 1 {
+		t.Fatalf("data of %d URLs kept (%v), want the queued one only", n, err)
+	}
+	if n, err := f.PurgeURLs(ctx, frontier.ListParams{Filter: "/1"}, clk.Now()); err != nil || n != 0 {
+		t.Fatalf("filtered purge: %d, %v; want nothing (no URL to match)", n, err)
+	}
+	if n, err := f.PurgeURLs(ctx, frontier.ListParams{}, clk.Now()); err != nil || n != 2 {
+		t.Fatalf("purge: %d, %v; want both", n, err)
+	}
+}

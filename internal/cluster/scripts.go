@@ -79,7 +79,8 @@ end
 `
 
 // putScript: ARGV[3] crawl, ARGV[4] key, ARGV[5] item count, then 7 per
-// item: kind ('d' discovered, 'k' known), hash, priority, depth, due (ms;
+// item: kind ('d' discovered, 'k' known, 'K' known keeping the data of a
+// completed URL: Options.KeepCompletedURLs), hash, priority, depth, due (ms;
 // known only; -1 completed), fencing token (” none), data. Returns the
 // state, then one status per item: 0 OK, 1 skipped (known), 2 stale (a
 // known item whose token is not the URL's live lease).
@@ -123,7 +124,7 @@ for i = 0, n - 1 do
     end
     if due < 0 then
       redis.call('HSET', u, h, 'c' .. struct.pack('>I4', c))
-      redis.call('HDEL', d, h)
+      if kind == 'K' then redis.call('HSET', d, h, data) else redis.call('HDEL', d, h) end
       completed = completed + 1
     else
       local seq = redis.call('HINCRBY', m, 'seq', 1)
@@ -237,7 +238,8 @@ return state(false)
 `)
 
 // lookupScript: ARGV[3] URL hash. Returns the record (or ”), whether a
-// live lease holds it, and the URL's data while it is not completed.
+// live lease holds it, and the URL's data (while it is not completed, or
+// with Options.KeepCompletedURLs).
 var lookupScript = redis.NewScript(luaQueue + `
 local h = ARGV[3]
 local r = redis.call('HGET', u, h)
@@ -245,7 +247,7 @@ local leased = 0
 local e = redis.call('ZSCORE', l, h)
 if e and tonumber(e) > now then leased = 1 end
 local data = ''
-if r and string.sub(r, 1, 1) == 'q' then data = redis.call('HGET', d, h) or '' end
+if r then data = redis.call('HGET', d, h) or '' end
 return {r or '', leased, data}
 `)
 

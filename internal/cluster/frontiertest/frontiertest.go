@@ -140,6 +140,7 @@ func Run(t *testing.T, newF New) {
 		{"CountURLs", countURLs},
 		{"PurgeURLs", purgeURLs},
 		{"PendingBlockAndDelay", pendingBlockAndDelay},
+		{"ListsCompleted", listsCompleted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -327,3 +327,40 @@ func pendingBlockAndDelay(e *env) {
 	e.clk.Advance(time.Hour)
 	wantURLs(e.t, "after d's delay", e.get(frontier.GetParams{MaxURLsPerQueue: 1}), []string{"http://d.example/2"})
 }
+
+// listsCompleted: ListURLs lists completed URLs after the queued ones of
+// their queue; CountURLs counts them with a filter; PurgeURLs filters
+// them; Lookup returns their metadata.
+func listsCompleted(e *env) {
+	md := map[string][]string{"k": {"v"}}
+	e.put(frontier.Item{Info: frontier.URLInfo{URL: "http://a.example/done", Metadata: md}},
+		disc("http://a.example/2"), disc("http://b.example/1"))
+	got := e.get(frontier.GetParams{Key: "a.example", MaxURLsPerQueue: 1})
+	if len(got) != 1 || got[0] != "http://a.example/done" {
+		e.t.Fatalf("Get %q", got)
+	}
+	if err := e.f.Ack(e.ctx, frontier.URLInfo{URL: got[0], Metadata: md}, time.Time{}); err != nil {
+		e.t.Fatal(err)
+	}
+	all := e.listURLs(frontier.ListParams{})
+	wantURLs(e.t, "list", entryURLs(all), []string{"http://a.example/2", "http://a.example/done", "http://b.example/1"})
+	if d := all[1]; !d.Completed || d.Key != "a.example" || !d.Created.Equal(e.clk.Now()) || !d.RefetchFrom.IsZero() || !slices.Equal(d.Metadata["k"], []string{"v"}) {
+		e.t.Fatalf("completed entry %+v", d)
+	}
+	wantURLs(e.t, "Start 1", entryURLs(e.listURLs(frontier.ListParams{Start: 1, Size: 1})), []string{"http://a.example/done"})
+	if n := e.count(frontier.ListParams{Filter: "done"}); n != 1 {
+		e.t.Fatalf("CountURLs of the completed URL: %d", n)
+	}
+	st, err := e.f.Lookup(e.ctx, "", "http://a.example/done")
+	if err != nil || !st.Completed || !slices.Equal(st.Metadata["k"], []string{"v"}) {
+		e.t.Fatalf("Lookup of the completed URL: %+v, %v", st, err)
+	}
+	n, err := e.f.PurgeURLs(e.ctx, frontier.ListParams{Filter: "done"}, e.clk.Now())
+	if err != nil || n != 1 {
+		e.t.Fatalf("PurgeURLs of the completed URL: %d, %v", n, err)
+	}
+	if s := e.stats(""); s.Completed != 0 || s.Size != 2 {
+		e.t.Fatalf("stats after the purge %+v", s)
+	}
+	wantURLs(e.t, "list after the purge", entryURLs(e.listURLs(frontier.ListParams{})), []string{"http://a.example/2", "http://b.example/1"})
+}
