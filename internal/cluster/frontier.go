@@ -216,7 +216,7 @@ func (f *Frontier) shardOf(key string) int {
 // indexKeys are the keys of one shard of a crawl's index.
 func (f *Frontier) indexKeys(crawl string, shard int) []string {
 	base := f.o.Prefix + "{i\x1f" + tagEscape(crawl) + "\x1f" + strconv.Itoa(shard) + "}:"
-	return []string{base + "r", base + "q", base + "s"}
+	return []string{base + "r", base + "q", base + "s", base + "p"}
 }
 
 func (f *Frontier) crawlsKey() string { return f.o.Prefix + "{crawls}" }
@@ -251,15 +251,18 @@ type queueState struct {
 	ver, ready, queued, inflight, completed int64
 	retired                                 bool
 	now                                     int64
-	rest                                    []any
+	// parked is the URLs in flight when the lease script left the queue
+	// at the caller's in-flight bound (0: not parked).
+	parked int64
+	rest   []any
 }
 
 func parseState(res []any) (queueState, error) {
 	var s queueState
-	if len(res) < 7 {
+	if len(res) < 8 {
 		return s, fmt.Errorf("cluster: script returned %d values", len(res))
 	}
-	var n [7]int64
+	var n [8]int64
 	for i := range n {
 		v, ok := asInt(res[i])
 		if !ok {
@@ -267,7 +270,7 @@ func parseState(res []any) (queueState, error) {
 		}
 		n[i] = v
 	}
-	s = queueState{ver: n[0], ready: n[1], queued: n[2], inflight: n[3], completed: n[4], retired: n[5] == 1, now: n[6], rest: res[7:]}
+	s = queueState{ver: n[0], ready: n[1], queued: n[2], inflight: n[3], completed: n[4], retired: n[5] == 1, now: n[6], parked: n[7], rest: res[8:]}
 	return s, nil
 }
 
@@ -278,7 +281,7 @@ func (f *Frontier) indexCall(crawl, key string, s queueState) *call {
 		r = 1
 	}
 	return &call{s: indexScript, keys: f.indexKeys(crawl, f.shardOf(key)),
-		args: []any{key, s.ver, s.ready, s.queued, s.inflight, s.completed, r, "0"}}
+		args: []any{key, s.ver, s.ready, s.queued, s.inflight, s.completed, r, s.parked, "0"}}
 }
 
 // defaultDelay returns a crawl's default delay in ms, cached for a second.

@@ -54,12 +54,13 @@ return {queued}
 `)
 
 // indexDropScript removes a queue from one shard of a crawl's index
-// (KEYS r, q, s as indexScript; ARGV queue key) and takes its counts out
+// (KEYS r, q, s, p as indexScript; ARGV queue key) and takes its counts out
 // of the shard's totals.
 var indexDropScript = redis.NewScript(`
 local r, q, s = KEYS[1], KEYS[2], KEYS[3]
 local key = ARGV[1]
 redis.call('ZREM', r, key)
+redis.call('ZREM', KEYS[4], key)
 local old = redis.call('HGET', q, key)
 if not old then return 0 end
 local p = {}

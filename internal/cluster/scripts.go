@@ -74,7 +74,9 @@ local function state(parked)
   end
   local r = 0
   if retired then r = 1 end
-  return {ver, ready, queued, inflight, completed, r, now}
+  local pk = 0
+  if parked then pk = inflight end
+  return {ver, ready, queued, inflight, completed, r, now, pk}
 end
 `
 
@@ -251,20 +253,22 @@ if r then data = redis.call('HGET', d, h) or '' end
 return {r or '', leased, data}
 `)
 
-// indexScript keeps one shard of a crawl's index (all keys under the
-// shard's tag): KEYS r (queue key → ready time), q (queue key → "version
-// queued inflight completed retired"), s (totals). ARGV queue key,
-// version, ready, queued, inflight, completed, retired, force ('1': apply
-// whatever the version). An update older than the one stored is dropped,
-// so updates may arrive in any order. Repair forces: after a failover
-// that lost a queue's last version increments, its new versions may be
-// lower than the index's until then.
 // pendingTTL is how long (seconds) a block or delay set on a queue that
 // does not exist yet is kept: a day.
 const pendingTTL = "86400"
 
+// indexScript keeps one shard of a crawl's index (all keys under the
+// shard's tag): KEYS r (queue key → ready time), q (queue key → "version
+// queued inflight completed retired"), s (totals), p (parked queues:
+// queue key → URLs in flight when Get left it at the caller's in-flight
+// bound). ARGV queue key, version, ready, queued, inflight, completed,
+// retired, parked (URLs in flight, 0: not parked), force ('1': apply
+// whatever the version). An update older than the one stored is dropped,
+// so updates may arrive in any order. Repair forces: after a failover
+// that lost a queue's last version increments, its new versions may be
+// lower than the index's until then.
 var indexScript = redis.NewScript(`
-local r, q, s = KEYS[1], KEYS[2], KEYS[3]
+local r, q, s, pz = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local key = ARGV[1]
 local ver, ready = tonumber(ARGV[2]), tonumber(ARGV[3])
 local nq, ni, nc, nr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -277,8 +281,10 @@ if old then
   for x in string.gmatch(old, '[^ ]+') do p[#p + 1] = tonumber(x) end
   ov, oq, oi, oc, orr = p[1], p[2], p[3], p[4], p[5]
 end
-if ver <= ov and ARGV[8] ~= '1' then return 0 end
+if ver <= ov and ARGV[9] ~= '1' then return 0 end
 if ready < 0 then redis.call('ZREM', r, key) else redis.call('ZADD', r, ready, key) end
+local parked = tonumber(ARGV[8])
+if parked > 0 and ready >= 0 then redis.call('ZADD', pz, parked, key) else redis.call('ZREM', pz, key) end
 redis.call('HSET', q, key, ver .. ' ' .. nq .. ' ' .. ni .. ' ' .. nc .. ' ' .. nr)
 local function parts(qd, inf, rt)
   if rt == 1 then return 0, 0, qd, 0, 1 end
@@ -298,6 +304,13 @@ if rq2 ~= rq1 then redis.call('HINCRBY', s, 'retiredq', rq2 - rq1) end
 if nc ~= oc then redis.call('HINCRBY', s, 'completed', nc - oc) end
 if ex == 1 then redis.call('HINCRBY', s, 'queues', 1) end
 return 1
+`)
+
+// parkedScript: KEYS p of one index shard; ARGV[1] most URLs in flight
+// (a number or +inf), ARGV[2] most members. Returns the parked queues with
+// at most that many URLs in flight.
+var parkedScript = redis.NewScript(`
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 `)
 
 // peekScript: KEYS r of one index shard; ARGV[1] now (ms, -1 server

@@ -141,6 +141,7 @@ func Run(t *testing.T, newF New) {
 		{"PurgeURLs", purgeURLs},
 		{"PendingBlockAndDelay", pendingBlockAndDelay},
 		{"ListsCompleted", listsCompleted},
+		{"RaisedInFlightBound", raisedInFlightBound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

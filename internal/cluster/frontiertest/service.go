@@ -364,3 +364,15 @@ func listsCompleted(e *env) {
 	}
 	wantURLs(e.t, "list after the purge", entryURLs(e.listURLs(frontier.ListParams{})), []string{"http://a.example/2", "http://b.example/1"})
 }
+
+// raisedInFlightBound: a queue served up to one caller's in-flight bound
+// is served at once to a caller with a higher bound (URLFrontier clients
+// may change max_urls_per_queue between calls).
+func raisedInFlightBound(e *env) {
+	e.put(disc("http://a.example/1"), disc("http://a.example/2"), disc("http://a.example/3"), disc("http://a.example/4"))
+	wantURLs(e.t, "bound 1", e.get(frontier.GetParams{MaxURLsPerQueue: 1}), []string{"http://a.example/1"})
+	wantURLs(e.t, "bound 1 again", e.get(frontier.GetParams{MaxURLsPerQueue: 1}), nil)
+	wantURLs(e.t, "bound 2", e.get(frontier.GetParams{MaxURLsPerQueue: 2}), []string{"http://a.example/2"})
+	wantURLs(e.t, "bound 2 again", e.get(frontier.GetParams{MaxURLsPerQueue: 2}), nil)
+	wantURLs(e.t, "no bound", sorted(e.get(frontier.GetParams{})), []string{"http://a.example/3", "http://a.example/4"})
+}
