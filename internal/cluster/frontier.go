@@ -60,7 +60,8 @@ type Options struct {
 	// PurgeURLs filters them, as in the embedded frontier (URLFrontier
 	// clients expect it). It costs the URL's length and its metadata per
 	// completed URL, on top of the 33-85 bytes of its hash; false keeps
-	// the hash only.
+	// the hash only. It acts where a URL is acknowledged: give every
+	// process of a deployment the same.
 	KeepCompletedURLs bool
 	// DefaultDelay is the minimum time between two servings of a queue
 	// without its own delay, in a crawl without a default delay of its
