@@ -17,14 +17,15 @@ import (
 )
 
 // admin sets one field of a known queue's record and reindexes it; it
-// reports false for an unknown queue.
-func (f *Frontier) admin(ctx context.Context, what, crawlID, key, field, value string) (queueState, bool, error) {
+// reports false for an unknown queue (where pend keeps the field for when
+// the queue appears).
+func (f *Frontier) admin(ctx context.Context, what, crawlID, key, field, value string, pend bool) (queueState, bool, error) {
 	crawl := normCrawl(crawlID)
 	dd, err := f.defaultDelay(ctx, crawl)
 	if err != nil {
 		return queueState{}, false, err
 	}
-	c := &call{s: adminScript, keys: f.queueKeys(crawl, key), args: []any{f.nowArg(), dd, field, value}}
+	c := &call{s: adminScript, keys: f.queueKeys(crawl, key), args: []any{f.nowArg(), dd, field, value, pendArg(pend)}}
 	if err := f.run(ctx, what, []*call{c}); err != nil {
 		return queueState{}, false, err
 	}
@@ -38,19 +39,28 @@ func (f *Frontier) admin(ctx context.Context, what, crawlID, key, field, value s
 	return st, true, f.run(ctx, "index", []*call{f.indexCall(crawl, key, st)})
 }
 
-// BlockQueueUntil implements frontier.API (the zero time unblocks;
-// unknown queues are ignored).
+func pendArg(pend bool) string {
+	if pend {
+		return "1"
+	}
+	return "0"
+}
+
+// BlockQueueUntil implements frontier.API (the zero time unblocks). On a
+// queue that does not exist yet the block is kept for a day and applies
+// when the queue appears, as in the embedded frontier.
 func (f *Frontier) BlockQueueUntil(ctx context.Context, crawlID, key string, t time.Time) error {
 	v := ""
 	if !t.IsZero() {
 		v = strconv.FormatInt(msCeil(t), 10)
 	}
-	_, _, err := f.admin(ctx, "block queue", crawlID, key, "blocked", v)
+	_, _, err := f.admin(ctx, "block queue", crawlID, key, "blocked", v, true)
 	return err
 }
 
 // SetDelay implements frontier.API. With an empty key it sets the crawl's
-// default delay, which every process reads within a second.
+// default delay, which every process reads within a second. On a queue
+// that does not exist yet the delay is kept for a day, as a block is.
 func (f *Frontier) SetDelay(ctx context.Context, crawlID, key string, d time.Duration) error {
 	ms := max(d, 0).Milliseconds()
 	if key == "" {
@@ -66,7 +76,7 @@ func (f *Frontier) SetDelay(ctx context.Context, crawlID, key string, d time.Dur
 		f.mu.Unlock()
 		return nil
 	}
-	_, _, err := f.admin(ctx, "set delay", crawlID, key, "delay", strconv.FormatInt(ms, 10))
+	_, _, err := f.admin(ctx, "set delay", crawlID, key, "delay", strconv.FormatInt(ms, 10), true)
 	return err
 }
 
@@ -77,7 +87,7 @@ func (f *Frontier) SetCrawlLimit(ctx context.Context, crawlID, key string, limit
 	if limit > 0 {
 		v = strconv.FormatUint(min(limit, math.MaxInt64), 10)
 	}
-	_, ok, err := f.admin(ctx, "crawl limit", crawlID, key, "limit", v)
+	_, ok, err := f.admin(ctx, "crawl limit", crawlID, key, "limit", v, false)
 	if err == nil && !ok {
 		return fmt.Errorf("cluster: crawl limit: queue %q of crawl %q: %w", key, normCrawl(crawlID), frontier.ErrNotFound)
 	}
@@ -90,7 +100,7 @@ func (f *Frontier) Retire(ctx context.Context, crawlID, key, reason string) erro
 	if reason == "" {
 		reason = "retired"
 	}
-	_, ok, err := f.admin(ctx, "retire", crawlID, key, "retired", reason)
+	_, ok, err := f.admin(ctx, "retire", crawlID, key, "retired", reason, false)
 	if err == nil && !ok {
 		return fmt.Errorf("cluster: retire: queue %q of crawl %q: %w", key, normCrawl(crawlID), frontier.ErrNotFound)
 	}
@@ -113,7 +123,7 @@ func (f *Frontier) Stats(crawlID, key string) frontier.Stats {
 func (f *Frontier) StatsContext(ctx context.Context, crawlID, key string) (frontier.Stats, error) {
 	s := frontier.Stats{CrawlID: normCrawl(crawlID)}
 	if key != "" {
-		st, ok, err := f.admin(ctx, "stats", crawlID, key, "", "")
+		st, ok, err := f.admin(ctx, "stats", crawlID, key, "", "", false)
 		if err != nil || !ok {
 			return s, err
 		}
@@ -179,7 +189,7 @@ func (f *Frontier) Lookup(ctx context.Context, crawlID, rawURL string) (frontier
 	if err := f.run(ctx, "lookup", []*call{c}); err != nil {
 		return frontier.URLStatus{}, err
 	}
-	if len(c.res) != 2 {
+	if len(c.res) != 3 {
 		return frontier.URLStatus{}, fmt.Errorf("cluster: lookup returned %d values", len(c.res))
 	}
 	rec, _ := c.res[0].(string)
@@ -188,6 +198,11 @@ func (f *Frontier) Lookup(ctx context.Context, crawlID, rawURL string) (frontier
 		return frontier.URLStatus{}, frontier.ErrNotFound
 	}
 	st := frontier.URLStatus{URL: rawURL, Key: key, Leased: leased == 1}
+	if data, _ := c.res[2].(string); data != "" {
+		if _, md, err := decodeData([]byte(data)); err == nil {
+			st.Metadata = md
+		}
+	}
 	switch {
 	case rec[0] == 'c' && len(rec) >= 5:
 		st.Completed = true

@@ -49,13 +49,15 @@ func newClusterFrontier(t *testing.T, c redis.UniversalClient, o cluster.Options
 	return f
 }
 
-// TestConformanceSingle: the cluster frontier on one plain redis-server.
+// TestConformanceSingle: the cluster frontier on one plain redis-server,
+// keeping completed URLs as the URLFrontier service needs
+// (TestCompletedHashesOnly covers the default).
 func TestConformanceSingle(t *testing.T) {
 	srv := redistest.Start(t)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { c.Close() })
 	frontiertest.Run(t, func(t *testing.T, now func() time.Time) frontier.API {
-		return newClusterFrontier(t, c, cluster.Options{Now: now})
+		return newClusterFrontier(t, c, cluster.Options{Now: now, KeepCompletedURLs: true})
 	})
 }
 
@@ -65,6 +67,6 @@ func TestConformanceCluster(t *testing.T) {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: rc.Addrs})
 	t.Cleanup(func() { c.Close() })
 	frontiertest.Run(t, func(t *testing.T, now func() time.Time) frontier.API {
-		return newClusterFrontier(t, c, cluster.Options{Now: now, IndexShards: 8})
+		return newClusterFrontier(t, c, cluster.Options{Now: now, IndexShards: 8, KeepCompletedURLs: true})
 	})
 }

@@ -40,6 +40,15 @@
 // URL's state (queued, completed), so a repeated or late ack cannot count
 // twice.
 //
+// # The URLFrontier service's calls
+//
+// ListQueues, ListURLs and the crawl-wide CountURLs read a crawl's
+// queues from its index shards (HSCAN, bounded); DeleteQueue and
+// PurgeURLs change a queue with one script each, like every other queue
+// change; DeleteCrawl SCANs the masters for the crawl's keys. SetActive
+// is one flag shared by every process. Completed URLs are kept as hashes
+// only, so ListURLs lists the URLs not completed (docs/distributed.md).
+//
 // # Failures
 //
 // Every call is safe to repeat: a discovered URL is stored once, an ack

@@ -55,6 +55,19 @@ type Options struct {
 	// master has none until the old one comes back): then it is taken
 	// and counted in Counters.WaitShort.
 	WaitTimeout time.Duration
+	// KeepCompletedURLs keeps the URL and metadata of completed URLs, so
+	// that ListURLs lists them, CountURLs counts them with a filter and
+	// PurgeURLs filters them, as in the embedded frontier (URLFrontier
+	// clients expect it). It costs the URL's length and its metadata per
+	// completed URL, on top of the 33-85 bytes of its hash; false keeps
+	// the hash only. It acts where a URL is acknowledged: give every
+	// process of a deployment the same.
+	KeepCompletedURLs bool
+	// DefaultDelay is the minimum time between two servings of a queue
+	// without its own delay, in a crawl without a default delay of its
+	// own (SetDelay with no key, which every process shares). It is this
+	// process's: give every process the same. 0 means none.
+	DefaultDelay time.Duration
 	// Now is the clock for leases, due times and blocks. nil means Redis
 	// server time (the TIME command inside each script), so that the
 	// machines' clocks need not agree; tests inject a fake clock.
@@ -119,9 +132,12 @@ type Frontier struct {
 		leases map[string]heldLease
 		// delays caches crawls' default delays (SetDelay with no key).
 		delays map[string]cachedDelay
-		// registered lists the crawls this process has added to the
-		// crawl set.
-		registered map[string]bool
+		// registered holds when this process last added a crawl to the
+		// crawl set (again every registerEvery: DeleteCrawl on another
+		// process removes it).
+		registered map[string]time.Time
+		// paused caches the shared SetActive flag.
+		paused cachedFlag
 		// replicas caches the replicas connected to masters that
 		// answered a WAIT short, by address (Options.WaitReplicas).
 		replicas map[string]replicaCount
@@ -152,7 +168,7 @@ func New(ctx context.Context, c redis.UniversalClient, o Options) (*Frontier, er
 	f := &Frontier{c: c, o: o}
 	f.mu.leases = map[string]heldLease{}
 	f.mu.delays = map[string]cachedDelay{}
-	f.mu.registered = map[string]bool{}
+	f.mu.registered = map[string]time.Time{}
 	f.mu.replicas = map[string]replicaCount{}
 	var shards int
 	err := f.retry(ctx, "config", func(ctx context.Context) error {
@@ -201,7 +217,7 @@ func (f *Frontier) shardOf(key string) int {
 // indexKeys are the keys of one shard of a crawl's index.
 func (f *Frontier) indexKeys(crawl string, shard int) []string {
 	base := f.o.Prefix + "{i\x1f" + tagEscape(crawl) + "\x1f" + strconv.Itoa(shard) + "}:"
-	return []string{base + "r", base + "q", base + "s"}
+	return []string{base + "r", base + "q", base + "s", base + "p"}
 }
 
 func (f *Frontier) crawlsKey() string { return f.o.Prefix + "{crawls}" }
@@ -236,15 +252,18 @@ type queueState struct {
 	ver, ready, queued, inflight, completed int64
 	retired                                 bool
 	now                                     int64
-	rest                                    []any
+	// parked is the URLs in flight when the lease script left the queue
+	// at the caller's in-flight bound (0: not parked).
+	parked int64
+	rest   []any
 }
 
 func parseState(res []any) (queueState, error) {
 	var s queueState
-	if len(res) < 7 {
+	if len(res) < 8 {
 		return s, fmt.Errorf("cluster: script returned %d values", len(res))
 	}
-	var n [7]int64
+	var n [8]int64
 	for i := range n {
 		v, ok := asInt(res[i])
 		if !ok {
@@ -252,7 +271,7 @@ func parseState(res []any) (queueState, error) {
 		}
 		n[i] = v
 	}
-	s = queueState{ver: n[0], ready: n[1], queued: n[2], inflight: n[3], completed: n[4], retired: n[5] == 1, now: n[6], rest: res[7:]}
+	s = queueState{ver: n[0], ready: n[1], queued: n[2], inflight: n[3], completed: n[4], retired: n[5] == 1, now: n[6], parked: n[7], rest: res[8:]}
 	return s, nil
 }
 
@@ -263,7 +282,7 @@ func (f *Frontier) indexCall(crawl, key string, s queueState) *call {
 		r = 1
 	}
 	return &call{s: indexScript, keys: f.indexKeys(crawl, f.shardOf(key)),
-		args: []any{key, s.ver, s.ready, s.queued, s.inflight, s.completed, r, "0"}}
+		args: []any{key, s.ver, s.ready, s.queued, s.inflight, s.completed, r, s.parked, "0"}}
 }
 
 // defaultDelay returns a crawl's default delay in ms, cached for a second.
@@ -278,7 +297,7 @@ func (f *Frontier) defaultDelay(ctx context.Context, crawl string) (int64, error
 	err := f.retry(ctx, "default delay", func(ctx context.Context) error {
 		v, err := f.c.HGet(ctx, f.delaysKey(), crawl).Int64()
 		if errors.Is(err, redis.Nil) {
-			ms = 0
+			ms = max(f.o.DefaultDelay, 0).Milliseconds()
 			return nil
 		}
 		ms = v
@@ -293,11 +312,14 @@ func (f *Frontier) defaultDelay(ctx context.Context, crawl string) (int64, error
 	return ms, nil
 }
 
+// registerEvery is how often a process adds a crawl it puts to again.
+const registerEvery = 5 * time.Second
+
 func (f *Frontier) register(ctx context.Context, crawl string) error {
 	f.mu.Lock()
-	done := f.mu.registered[crawl]
+	at, done := f.mu.registered[crawl]
 	f.mu.Unlock()
-	if done {
+	if done && time.Since(at) < registerEvery {
 		return nil
 	}
 	err := f.retry(ctx, "register crawl", func(ctx context.Context) error {
@@ -307,7 +329,7 @@ func (f *Frontier) register(ctx context.Context, crawl string) error {
 		return err
 	}
 	f.mu.Lock()
-	f.mu.registered[crawl] = true
+	f.mu.registered[crawl] = time.Now()
 	f.mu.Unlock()
 	return nil
 }
@@ -378,6 +400,9 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 			kind, due, token := "d", int64(0), ""
 			if it.Known {
 				kind, due = "k", -1
+				if f.o.KeepCompletedURLs {
+					kind = "K"
+				}
 				if !it.RefetchFrom.IsZero() {
 					due = max(msCeil(it.RefetchFrom), 0)
 				}

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -22,6 +23,9 @@ import (
 func (f *Frontier) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if !f.active(ctx) {
+		return nil, nil
 	}
 	leaseDur := p.Lease
 	if leaseDur <= 0 {
@@ -55,10 +59,26 @@ func (f *Frontier) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Le
 			calls = append(calls, &call{s: peekScript, keys: f.indexKeys(crawl, s)[:1], args: []any{f.nowArg(), perShard}, res: nil})
 		}
 	}
-	if err := f.run(ctx, "get", calls); err != nil {
+	// Queues parked at a lower in-flight bound than this caller's are
+	// candidates too (after the ready ones): a crawler always asks for
+	// one URL per queue, so it never peeks them.
+	var parked []*call
+	if p.MaxURLsPerQueue != 1 {
+		bound := "+inf"
+		if p.MaxURLsPerQueue > 1 {
+			bound = strconv.Itoa(p.MaxURLsPerQueue - 1)
+		}
+		for _, crawl := range crawls {
+			for s := range f.shards {
+				parked = append(parked, &call{s: parkedScript, keys: f.indexKeys(crawl, s)[3:4], args: []any{bound, perShard}})
+			}
+		}
+	}
+	if err := f.run(ctx, "get", append(calls, parked...)); err != nil {
 		return nil, err
 	}
 	var cands []candidate
+	seen := map[[2]string]bool{}
 	for i, cl := range calls {
 		crawl := crawls[i/f.shards]
 		res := cl.res
@@ -69,9 +89,20 @@ func (f *Frontier) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Le
 			k, _ := res[j].(string)
 			r, _ := strconv.ParseFloat(fmt.Sprint(res[j+1]), 64)
 			cands = append(cands, candidate{crawl: crawl, key: k, ready: r})
+			seen[[2]string{crawl, k}] = true
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(a.ready, b.ready) })
+	for i, cl := range parked {
+		crawl := crawls[i/f.shards]
+		for _, v := range cl.res {
+			k, _ := v.(string)
+			if k != "" && !seen[[2]string{crawl, k}] {
+				seen[[2]string{crawl, k}] = true
+				cands = append(cands, candidate{crawl: crawl, key: k, ready: math.Inf(1)})
+			}
+		}
+	}
 	var out []frontier.Lease
 	queues := 0
 	for round := 0; round < 4 && len(cands) > 0 && queues < want && budget > 0; round++ {

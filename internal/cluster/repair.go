@@ -20,37 +20,19 @@ func (f *Frontier) Repair(ctx context.Context) (int, error) {
 	pattern := globEscape(f.o.Prefix) + "{q\x1f*}:m"
 	var mu sync.Mutex
 	total := 0
-	scan := func(ctx context.Context, node redis.Cmdable) error {
-		var cursor uint64
-		for {
-			var keys []string
-			var err error
-			keys, cursor, err = node.Scan(ctx, cursor, pattern, 256).Result()
-			if err != nil {
-				return err
-			}
-			if len(keys) > 0 {
-				n, err := f.repairMetas(ctx, keys)
-				if err != nil {
-					return err
-				}
-				mu.Lock()
-				total += n
-				mu.Unlock()
-			}
-			if cursor == 0 {
-				return nil
-			}
+	err := f.scanKeys(ctx, "repair", pattern, func(ctx context.Context, keys []string) error {
+		n, err := f.repairMetas(ctx, keys)
+		if err != nil {
+			return err
 		}
-	}
-	err := f.retry(ctx, "repair", func(ctx context.Context) error {
+		mu.Lock()
+		total += n
+		mu.Unlock()
+		return nil
+	}, func() {
 		mu.Lock()
 		total = 0
 		mu.Unlock()
-		if cc, ok := f.c.(*redis.ClusterClient); ok {
-			return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return scan(ctx, m) })
-		}
-		return scan(ctx, f.c)
 	})
 	return total, err
 }
@@ -80,7 +62,7 @@ func (f *Frontier) repairMetas(ctx context.Context, metas []string) (int, error)
 			return 0, err
 		}
 		qs = append(qs, q{crawl, key})
-		calls = append(calls, &call{s: adminScript, keys: f.queueKeys(crawl, key), args: []any{f.nowArg(), dd, "", ""}})
+		calls = append(calls, &call{s: adminScript, keys: f.queueKeys(crawl, key), args: []any{f.nowArg(), dd, "", "", "0"}})
 	}
 	if err := f.runOnce(ctx, f.c, calls); err != nil {
 		return 0, err

@@ -74,18 +74,22 @@ local function state(parked)
   end
   local r = 0
   if retired then r = 1 end
-  return {ver, ready, queued, inflight, completed, r, now}
+  local pk = 0
+  if parked then pk = inflight end
+  return {ver, ready, queued, inflight, completed, r, now, pk}
 end
 `
 
 // putScript: ARGV[3] crawl, ARGV[4] key, ARGV[5] item count, then 7 per
-// item: kind ('d' discovered, 'k' known), hash, priority, depth, due (ms;
+// item: kind ('d' discovered, 'k' known, 'K' known keeping the data of a
+// completed URL: Options.KeepCompletedURLs), hash, priority, depth, due (ms;
 // known only; -1 completed), fencing token (” none), data. Returns the
 // state, then one status per item: 0 OK, 1 skipped (known), 2 stale (a
 // known item whose token is not the URL's live lease).
 var putScript = redis.NewScript(luaQueue + `
 redis.call('HSETNX', m, 'crawl', ARGV[3])
 redis.call('HSETNX', m, 'key', ARGV[4])
+redis.call('PERSIST', m)
 reclaim()
 local f = redis.call('HMGET', m, 'queued', 'completed')
 local queued, completed = num(f[1], 0), num(f[2], 0)
@@ -113,14 +117,16 @@ for i = 0, n - 1 do
         queued = queued - 1
       else
         c = struct.unpack('>I4', old, 2)
-        completed = completed - 1
+        -- (a queue deleted by DeleteQueue keeps its completed records
+        -- but restarts its counters at zero)
+        if completed > 0 then completed = completed - 1 end
       end
       redis.call('ZREM', l, h)
       redis.call('HDEL', t, h)
     end
     if due < 0 then
       redis.call('HSET', u, h, 'c' .. struct.pack('>I4', c))
-      redis.call('HDEL', d, h)
+      if kind == 'K' then redis.call('HSET', d, h, data) else redis.call('HDEL', d, h) end
       completed = completed + 1
     else
       local seq = redis.call('HINCRBY', m, 'seq', 1)
@@ -148,7 +154,7 @@ return st
 // reissued number still makes a different token. {-1} for an unknown
 // queue (a Get naming a key that was never put).
 var leaseScript = redis.NewScript(luaQueue + `
-if redis.call('EXISTS', m) == 0 then return {-1} end
+if redis.call('HEXISTS', m, 'key') == 0 then return {-1} end
 reclaim()
 local n, maxInflight, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local f = redis.call('HMGET', m, 'completed', 'limit', 'delay', 'blocked', 'last', 'retired')
@@ -207,9 +213,24 @@ return state(false)
 
 // adminScript: ARGV[3] field (blocked, delay, limit, retired, or ” to
 // only refresh the state), ARGV[4] value (” deletes the field). Returns
-// {-1} for an unknown queue.
+// {-1} for an unknown queue. ARGV[5] '1' keeps the field for a queue that
+// does not exist yet.
+//
+// A queue exists once a Put has named it (its meta hash has a key
+// field). A block or delay set before (the URLFrontier server's SetDelay
+// and BlockQueueUntil, as in the embedded frontier) is kept in a meta
+// hash without that field, for pendingTTL seconds after the last such
+// call, and applies when the queue appears (putScript makes it
+// persistent).
 var adminScript = redis.NewScript(luaQueue + `
-if redis.call('EXISTS', m) == 0 then return {-1} end
+if redis.call('HEXISTS', m, 'key') == 0 then
+  local field, v = ARGV[3], ARGV[4]
+  if ARGV[5] == '1' and field ~= '' then
+    if v == '' then redis.call('HDEL', m, field) else redis.call('HSET', m, field, v) end
+    if redis.call('EXISTS', m) == 1 then redis.call('EXPIRE', m, ` + pendingTTL + `) end
+  end
+  return {-1}
+end
 reclaim()
 local field, v = ARGV[3], ARGV[4]
 if field ~= '' then
@@ -218,27 +239,36 @@ end
 return state(false)
 `)
 
-// lookupScript: ARGV[3] URL hash. Returns the record (or false), whether
-// a live lease holds it, and the queue key.
+// lookupScript: ARGV[3] URL hash. Returns the record (or ”), whether a
+// live lease holds it, and the URL's data (while it is not completed, or
+// with Options.KeepCompletedURLs).
 var lookupScript = redis.NewScript(luaQueue + `
 local h = ARGV[3]
 local r = redis.call('HGET', u, h)
 local leased = 0
 local e = redis.call('ZSCORE', l, h)
 if e and tonumber(e) > now then leased = 1 end
-return {r or '', leased}
+local data = ''
+if r then data = redis.call('HGET', d, h) or '' end
+return {r or '', leased, data}
 `)
+
+// pendingTTL is how long (seconds) a block or delay set on a queue that
+// does not exist yet is kept: a day.
+const pendingTTL = "86400"
 
 // indexScript keeps one shard of a crawl's index (all keys under the
 // shard's tag): KEYS r (queue key → ready time), q (queue key → "version
-// queued inflight completed retired"), s (totals). ARGV queue key,
-// version, ready, queued, inflight, completed, retired, force ('1': apply
+// queued inflight completed retired"), s (totals), p (parked queues:
+// queue key → URLs in flight when Get left it at the caller's in-flight
+// bound). ARGV queue key, version, ready, queued, inflight, completed,
+// retired, parked (URLs in flight, 0: not parked), force ('1': apply
 // whatever the version). An update older than the one stored is dropped,
 // so updates may arrive in any order. Repair forces: after a failover
 // that lost a queue's last version increments, its new versions may be
 // lower than the index's until then.
 var indexScript = redis.NewScript(`
-local r, q, s = KEYS[1], KEYS[2], KEYS[3]
+local r, q, s, pz = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local key = ARGV[1]
 local ver, ready = tonumber(ARGV[2]), tonumber(ARGV[3])
 local nq, ni, nc, nr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -251,8 +281,10 @@ if old then
   for x in string.gmatch(old, '[^ ]+') do p[#p + 1] = tonumber(x) end
   ov, oq, oi, oc, orr = p[1], p[2], p[3], p[4], p[5]
 end
-if ver <= ov and ARGV[8] ~= '1' then return 0 end
+if ver <= ov and ARGV[9] ~= '1' then return 0 end
 if ready < 0 then redis.call('ZREM', r, key) else redis.call('ZADD', r, ready, key) end
+local parked = tonumber(ARGV[8])
+if parked > 0 and ready >= 0 then redis.call('ZADD', pz, parked, key) else redis.call('ZREM', pz, key) end
 redis.call('HSET', q, key, ver .. ' ' .. nq .. ' ' .. ni .. ' ' .. nc .. ' ' .. nr)
 local function parts(qd, inf, rt)
   if rt == 1 then return 0, 0, qd, 0, 1 end
@@ -272,6 +304,13 @@ if rq2 ~= rq1 then redis.call('HINCRBY', s, 'retiredq', rq2 - rq1) end
 if nc ~= oc then redis.call('HINCRBY', s, 'completed', nc - oc) end
 if ex == 1 then redis.call('HINCRBY', s, 'queues', 1) end
 return 1
+`)
+
+// parkedScript: KEYS p of one index shard; ARGV[1] most URLs in flight
+// (a number or +inf), ARGV[2] most members. Returns the parked queues with
+// at most that many URLs in flight.
+var parkedScript = redis.NewScript(`
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 `)
 
 // peekScript: KEYS r of one index shard; ARGV[1] now (ms, -1 server

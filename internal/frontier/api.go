@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// API is what a crawler and a URLFrontier service need of a frontier:
+// API is what a crawler and a URLFrontier service (every call the
+// service's server makes) need of a frontier:
 // *Frontier (embedded, one process) implements it, and so does the Redis
 // Cluster frontier shared by many processes (internal/cluster). Methods
 // without a context or an error are the embedded frontier's in-memory
@@ -37,6 +38,28 @@ type API interface {
 	Lookup(ctx context.Context, crawlID, rawURL string) (URLStatus, error)
 	// ListCrawls returns the crawl IDs, sorted.
 	ListCrawls() []string
+	// ListQueues returns up to size (0: 100) queue keys of a crawl in key
+	// order from start, and how many queues match; without
+	// includeInactive, blocked, retired and empty queues are left out.
+	ListQueues(crawlID string, start, size int, includeInactive bool) ([]string, int)
+	// DeleteQueue removes a queue and its URLs not completed (completed
+	// ones stay known), returning how many it removed.
+	DeleteQueue(ctx context.Context, crawlID, key string) (uint64, error)
+	// DeleteCrawl removes a crawl, returning how many URLs not completed
+	// it held.
+	DeleteCrawl(ctx context.Context, crawlID string) (uint64, error)
+	// SetActive pauses (false) or resumes (true) Get; Put still stores.
+	SetActive(active bool)
+	// Active reports whether Get serves URLs.
+	Active() bool
+	// ListURLs calls fn for the URLs p selects, queue by queue in key
+	// order.
+	ListURLs(ctx context.Context, p ListParams, fn func(URLEntry) error) error
+	// CountURLs counts the URLs p selects (Start and Size ignored).
+	CountURLs(ctx context.Context, p ListParams) (uint64, error)
+	// PurgeURLs deletes the URLs p selects created at or before
+	// createdBefore, returning how many; they may be discovered again.
+	PurgeURLs(ctx context.Context, p ListParams, createdBefore time.Time) (uint64, error)
 	// Close releases the frontier's resources.
 	Close() error
 }

@@ -3,7 +3,9 @@
 // Cluster frontier (internal/cluster). It checks the semantics a crawler
 // and a URLFrontier service rely on: the seen-test, crawl namespaces, due
 // order, priorities, leases and their expiry, acknowledgements and the
-// counters, delays, blocks, crawl limits, retirement and Lookup.
+// counters, delays, blocks, crawl limits, retirement and Lookup, and the
+// URLFrontier service's calls (service.go): SetActive, ListQueues,
+// DeleteQueue, DeleteCrawl, ListURLs, CountURLs and PurgeURLs.
 //
 //	frontiertest.Run(t, func(t *testing.T, now func() time.Time) frontier.API { ... })
 //
@@ -130,6 +132,16 @@ func Run(t *testing.T, newF New) {
 		{"Lookup", lookup},
 		{"KnownCreates", knownCreates},
 		{"Metadata", metadata},
+		{"SetActive", setActive},
+		{"ListQueues", listQueues},
+		{"DeleteQueue", deleteQueue},
+		{"DeleteCrawl", deleteCrawl},
+		{"ListURLs", listURLs},
+		{"CountURLs", countURLs},
+		{"PurgeURLs", purgeURLs},
+		{"PendingBlockAndDelay", pendingBlockAndDelay},
+		{"ListsCompleted", listsCompleted},
+		{"RaisedInFlightBound", raisedInFlightBound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
