@@ -598,6 +598,47 @@ func TestConfigReload(t *testing.T) {
 	}
 }
 
+// TestReloadStartOnlyKeys: a reload that changes keys applied only at
+// start (cache.override, upstream-ca-file) logs that they need a restart,
+// and GET /admin/config, asked with curl, still shows the running values.
+func TestReloadStartOnlyKeys(t *testing.T) {
+	w := startWeb(t)
+	cfg := filepath.Join(t.TempDir(), "courtesy.yaml")
+	write := func(s string) {
+		if err := os.WriteFile(cfg, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cache:\n  override: true\n")
+	p := startProxy(t, w, "--config", cfg)
+	config := func() map[string]any {
+		out, err := exec.Command("curl", "-s", "-H", "X-Courtesy-Token: "+p.token(t), "http://"+p.addr+"/admin/config").Output()
+		if err != nil {
+			t.Fatalf("curl /admin/config: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("/admin/config: %v: %s", err, out)
+		}
+		return m
+	}
+	before := fmt.Sprint(config()["cache"])
+	write("cache:\n  override: false\nupstream-ca-file: /nonexistent/ca.pem\n")
+	if !p.waitLog("restart to apply them") {
+		t.Fatalf("no restart notice in the log: %s", p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "upstream-ca-file") {
+		t.Errorf("the notice does not name upstream-ca-file: %s", p.stderr.String())
+	}
+	after := config()
+	if got := fmt.Sprint(after["cache"]); got != before {
+		t.Errorf("/admin/config shows cache %s after the reload, want the running %s", got, before)
+	}
+	if ca := fmt.Sprint(after["upstream-ca-file"]); strings.Contains(ca, "nonexistent") {
+		t.Errorf("/admin/config shows upstream-ca-file %q, which is not applied", ca)
+	}
+}
+
 // TestPopularityReload: a popularity list added to the config file while
 // the proxy runs scales the default delay of a listed domain (seed 000 work
 // package 8), and GET /admin/delays/{key} says why.
