@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
 // Stats describes one crawl or one queue (URLFrontier Stats).
@@ -261,7 +262,7 @@ func (f *Frontier) DeleteQueue(ctx context.Context, crawlID, key string) (uint64
 			return err
 		}
 		dp := donePrefix(c.cid, q.rec.qid)
-		if err := b.DeleteRange(dp, upperBound(dp), nil); err != nil {
+		if err := b.DeleteRange(dp, kv.PrefixEnd(dp), nil); err != nil {
 			return fmt.Errorf("frontier: delete queue: %w", err)
 		}
 		b.Delete(queueKey(c.cid, q.key), nil)
@@ -313,7 +314,7 @@ func (f *Frontier) DeleteCrawl(ctx context.Context, crawlID string) (uint64, err
 		}
 		for _, p := range []string{prefixURL, prefixEntry, prefixQueue, prefixDone} {
 			lo := append([]byte(p), byte(c.cid>>24), byte(c.cid>>16), byte(c.cid>>8), byte(c.cid))
-			if err := b.DeleteRange(lo, upperBound(lo), nil); err != nil {
+			if err := b.DeleteRange(lo, kv.PrefixEnd(lo), nil); err != nil {
 				return fmt.Errorf("frontier: delete crawl: %w", err)
 			}
 		}

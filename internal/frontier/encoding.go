@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -403,18 +402,6 @@ func (d *decoder) metadata() map[string][]string {
 		md[k] = vs
 	}
 	return md
-}
-
-// upperBound returns the smallest key greater than every key with prefix p.
-func upperBound(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil
 }
 
 func corrupt(what string, err error) error {

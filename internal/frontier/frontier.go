@@ -321,7 +321,7 @@ func (f *Frontier) load() error {
 }
 
 func scan(db *pebble.DB, prefix []byte, fn func(k, v []byte) error) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upperBound(prefix)})
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
 	if err != nil {
 		return fmt.Errorf("frontier: scan: %w", err)
 	}

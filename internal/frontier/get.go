@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
 // Get hands out URLs that are due, from up to p.MaxQueues queues (those
@@ -106,14 +107,14 @@ type getter struct {
 // iter returns the call's iterator bounded to prefix.
 func (g *getter) iter(prefix []byte) (*pebble.Iterator, error) {
 	if g.it == nil {
-		it, err := g.f.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upperBound(prefix)})
+		it, err := g.f.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
 		if err != nil {
 			return nil, fmt.Errorf("frontier: get: %w", err)
 		}
 		g.it = it
 		return it, nil
 	}
-	g.it.SetBounds(prefix, upperBound(prefix))
+	g.it.SetBounds(prefix, kv.PrefixEnd(prefix))
 	return g.it, nil
 }
 

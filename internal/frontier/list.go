@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
 // URLEntry is one stored URL as ListURLs reports it (URLFrontier ListURLs,
@@ -132,7 +133,7 @@ func (f *Frontier) ListURLs(ctx context.Context, p ListParams, fn func(URLEntry)
 			if done {
 				prefix = donePrefix(cid, q.qid)
 			}
-			it.SetBounds(prefix, upperBound(prefix))
+			it.SetBounds(prefix, kv.PrefixEnd(prefix))
 			for ok := it.First(); ok; ok = it.Next() {
 				if n++; n%1024 == 0 {
 					if err := ctx.Err(); err != nil {

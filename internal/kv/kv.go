@@ -173,7 +173,7 @@ func (b *Bucket) Delete(key []byte) error {
 // are valid only during the call. An error from fn is returned unwrapped.
 func (b *Bucket) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	lower := b.key(prefix)
-	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upperBound(lower)})
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: PrefixEnd(lower)})
 	if err != nil {
 		return fmt.Errorf("kv: scan: %w", err)
 	}
@@ -194,9 +194,10 @@ func (b *Bucket) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	return nil
 }
 
-// upperBound returns the smallest key greater than every key with prefix p,
-// or nil when there is none (p is all 0xff).
-func upperBound(p []byte) []byte {
+// PrefixEnd returns the smallest key greater than every key with prefix p,
+// or nil when there is none (p is all 0xff): the UpperBound of an
+// iterator over the prefix.
+func PrefixEnd(p []byte) []byte {
 	end := bytes.Clone(p)
 	for i := len(end) - 1; i >= 0; i-- {
 		end[i]++

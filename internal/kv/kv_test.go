@@ -72,15 +72,15 @@ func TestScanStops(t *testing.T) {
 	}
 }
 
-func TestUpperBound(t *testing.T) {
+func TestPrefixEnd(t *testing.T) {
 	tests := []struct{ in, want []byte }{
 		{[]byte("a/"), []byte("a0")},
 		{[]byte{0x01, 0xff}, []byte{0x02}},
 		{[]byte{0xff, 0xff}, nil},
 	}
 	for _, tc := range tests {
-		if got := upperBound(tc.in); string(got) != string(tc.want) {
-			t.Errorf("upperBound(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := PrefixEnd(tc.in); string(got) != string(tc.want) {
+			t.Errorf("PrefixEnd(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

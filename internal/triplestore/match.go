@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/rdf"
 )
 
@@ -82,7 +83,7 @@ func (s *Store) Match(p Pattern, cursor string, limit int) (Page, error) {
 		}
 		lower = append(c, 0) // strictly after the last key returned
 	}
-	it, err := s.db.Pebble().NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upperBound(prefix)})
+	it, err := s.db.Pebble().NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(prefix)})
 	if err != nil {
 		return Page{}, fmt.Errorf("triplestore: %w", err)
 	}
@@ -155,17 +156,6 @@ func appendBound(dst []byte, bound []bool, ids ...uint64) []byte {
 	return dst
 }
 
-func upperBound(p []byte) []byte {
-	u := bytes.Clone(p)
-	for i := len(u) - 1; i >= 0; i-- {
-		if u[i] != 0xff {
-			u[i]++
-			return u[:i+1]
-		}
-	}
-	return nil
-}
-
 // Count is a term with a number of quads.
 type Count struct {
 	Term rdf.Term
@@ -188,7 +178,7 @@ func (s *Store) counts(prefix string, limit int) ([]Count, error) {
 	if limit <= 0 || limit > MaxPageSize {
 		limit = MaxPageSize
 	}
-	it, err := s.db.Pebble().NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: upperBound([]byte(prefix))})
+	it, err := s.db.Pebble().NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: kv.PrefixEnd([]byte(prefix))})
 	if err != nil {
 		return nil, fmt.Errorf("triplestore: %w", err)
 	}
