@@ -9,28 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
 // clock is an injected, manually advanced clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = fakeclock.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *clock { return fakeclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 type fixture struct {
 	t    *testing.T

@@ -6,33 +6,18 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 )
 
 // clock is a manual clock for tests that talk to a real httptest server
 // (synctest cannot advance time while a goroutine waits on the network).
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = fakeclock.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *clock { return fakeclock.New(time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)) }
 
 func mustURL(t testing.TB, s string) *url.URL {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/httpcache"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
@@ -110,26 +111,8 @@ type envOpts struct {
 	now func() time.Time
 }
 
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+func newFakeClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 }
 
 func newEnv(t *testing.T, o envOpts) *env {

@@ -101,7 +101,7 @@ func TestRobotsRefusal(t *testing.T) {
 func TestRejectMode429(t *testing.T) {
 	o := newOrigin(t, "", hello)
 	clk := newFakeClock()
-	e := newEnv(t, envOpts{cfg: Config{Mode: ModeReject}, pol: politeness.Config{DefaultDelay: 1500 * time.Millisecond}, now: clk.now})
+	e := newEnv(t, envOpts{cfg: Config{Mode: ModeReject}, pol: politeness.Config{DefaultDelay: 1500 * time.Millisecond}, now: clk.Now})
 	// The first request on a cold host finds the slot taken by the
 	// robots.txt fetch: 429 too.
 	resp, body := e.get(o.URL + "/1")
@@ -123,7 +123,7 @@ func TestRejectMode429(t *testing.T) {
 		d, err := e.gate.Peek(context.Background(), u)
 		return err == nil && d.Reason != politeness.ReasonConcurrency
 	})
-	clk.advance(time.Duration(ms) * time.Millisecond)
+	clk.Advance(time.Duration(ms) * time.Millisecond)
 	if resp, _ := e.get(o.URL + "/2"); resp.StatusCode != 200 {
 		t.Fatalf("after waiting: %d", resp.StatusCode)
 	}

@@ -10,12 +10,12 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 )
 
@@ -27,25 +27,7 @@ type fixture struct {
 	gate   *politeness.Gate
 	svc    *Service
 	api    *httptest.Server
-	clk    *fakeClock // the gate's clock
-}
-
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+	clk    *fakeclock.Clock // the gate's clock
 }
 
 // newFixture: an origin whose robots.txt disallows /suche/ (the polite-proxy thesis'
@@ -60,8 +42,8 @@ func newFixture(t *testing.T, delay time.Duration) *fixture {
 		io.WriteString(w, "page")
 	}))
 	t.Cleanup(origin.Close)
-	clk := &fakeClock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
-	g, err := politeness.New(politeness.Config{DefaultDelay: delay}, politeness.Backend{Now: clk.now})
+	clk := fakeclock.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	g, err := politeness.New(politeness.Config{DefaultDelay: delay}, politeness.Backend{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +65,7 @@ func (f *fixture) warm(delay time.Duration) {
 	if _, err := f.gate.Peek(context.Background(), u); err != nil {
 		f.t.Fatal(err)
 	}
-	f.clk.advance(max(delay, 0) + time.Millisecond)
+	f.clk.Advance(max(delay, 0) + time.Millisecond)
 }
 
 func (f *fixture) call(method, path, body string, hdr ...string) (*http.Response, []byte) {
@@ -198,7 +180,7 @@ func TestReserve(t *testing.T) {
 	if string(bytes.TrimSpace(b)) != `{"ended":1,"ignored":1}` {
 		t.Errorf("done: %s", b)
 	}
-	f.clk.advance(250 * time.Millisecond)
+	f.clk.Advance(250 * time.Millisecond)
 	_, b = f.call("POST", "/politeness?reserve=true", body)
 	if string(bytes.TrimSpace(b)) != `["`+h+`/a"]` {
 		t.Errorf("after the delay: %s", b)

@@ -9,9 +9,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -19,30 +20,15 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	"log/slog"
 
+	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	pb "github.com/courtesy-crawler/courtesy/internal/urlfrontier/urlfrontierpb"
 )
 
 // clock is a manually advanced clock shared by the frontier and the server.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+type clock = fakeclock.Clock
 
 type fixture struct {
 	t      *testing.T
@@ -56,7 +42,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	fx := &fixture{t: t, clk: &clock{t: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}}
+	fx := &fixture{t: t, clk: fakeclock.New(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))}
 	db, err := kv.Open(t.TempDir(), kv.Options{CacheBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
