@@ -28,10 +28,10 @@ type ack struct {
 const maxAckGroup = 4096
 
 // runAcker acknowledges what the workers finished, in groups: it flushes
-// (write and fsync) the WARC writers the group used, then puts every
-// acknowledgement and outlink of the group into the frontier in one Put
-// (one more fsync), then writes the crawl.log lines. So a URL is
-// acknowledged only once its records are on disk, while workers never wait
+// (write and fsync) the WARC writers the group used, writes and fsyncs
+// the group's crawl.log lines, then puts every acknowledgement and outlink
+// of the group into the frontier in one Put (one more fsync). So a URL is
+// acknowledged only once its records and its line are on disk, while workers never wait
 // for a disk: they go on to the next URL, and the host's next URL is
 // leased only after the acknowledgement (the lease holds the queue). While
 // one group is on its way to the disk the next one gathers, so the number
@@ -97,6 +97,17 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 	// The group's payload digests and near-duplicate hashes, gathered
 	// since the last group, in one commit: the frontier's synced commit
 	// below makes them durable with the pages they describe.
+	// crawl.log next, written and fsynced before the frontier commit: an
+	// acknowledged URL always has its line on disk (a line of a URL whose
+	// commit a crash lost is dropped by the repair on the next start), and
+	// so do the trap cuts logged while its page was processed, which the
+	// frontier cannot rebuild.
+	for _, a := range kept {
+		c.logLine(a.lease, a.entry)
+	}
+	if err := c.clog.Flush(); err != nil {
+		c.log.Error("crawl log flush failed", "err", err)
+	}
 	if err := c.digestsW.Flush(); err != nil {
 		c.log.Warn("payload digest index", "err", err)
 	}
@@ -124,7 +135,6 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 			}
 		}
 		off += len(a.items) + 1
-		c.logLine(a.lease, a.entry)
 		if a.done {
 			c.completed.Add(1)
 			c.metrics.completed.Inc()

@@ -397,6 +397,9 @@ func (c *Crawler) open(ctx context.Context) error {
 		}
 		c.warcs = append(c.warcs, w)
 	}
+	if err := c.repairLog(ctx, filepath.Join(cfg.DataDir, "crawl.log")); err != nil {
+		return err
+	}
 	c.clog, err = crawllog.Create(filepath.Join(cfg.DataDir, "crawl.log"), crawllog.Options{})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)

@@ -542,7 +542,13 @@ func (c *Crawler) digestLookup(digest string) ([]byte, error) {
 	return c.digests.Get([]byte(digest))
 }
 
+// logLine writes a URL's line; a nil e (a try to be repeated) writes
+// none: as Heritrix does, crawl.log has one line per URL, its final
+// outcome, with the number of tries annotated ("3t").
 func (c *Crawler) logLine(l frontier.Lease, e *crawllog.Entry) {
+	if e == nil {
+		return
+	}
 	e.URL = l.URL
 	e.Path = md1(l.Metadata, mdPath)
 	e.Via = md1(l.Metadata, mdVia)
