@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -17,6 +17,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
 // crawlFile is the part of the YAML configuration `courtesy crawl` reads:
@@ -250,7 +251,11 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 		state = "finished: nothing left to crawl"
 	}
 	fmt.Fprintf(w, "Crawl %s.\n", state)
-	fmt.Fprintf(w, "  pages fetched       %d (%s) from %d hosts in %s\n", s.Pages, crawl.FormatBytes(s.Bytes), s.Hosts, s.Duration.Round(time.Millisecond))
+	run := "this run"
+	if s.Resumed {
+		run = "this run only (resumed crawl: see URLs completed for all runs)"
+	}
+	fmt.Fprintf(w, "  pages fetched       %d (%s) from %s in %s, %s\n", s.Pages, crawl.FormatBytes(s.Bytes), plural(s.Hosts, "host"), s.Duration.Round(time.Millisecond), run)
 	fmt.Fprintf(w, "  URLs completed      %d (all runs), %d still queued\n", s.Completed, s.Queued)
 	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
 	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
@@ -261,24 +266,8 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  failed URLs         %d (given up after their retries; final status in crawl.log)\n", s.Failed)
 	}
-	var cut int64
-	for _, n := range s.Traps.Hits {
-		cut += n
-	}
-	fmt.Fprintf(w, "  trap limits hit     %d", cut)
-	if cut > 0 {
-		fmt.Fprintf(w, " (")
-		first := true
-		for _, k := range trapsOrder(s) {
-			if !first {
-				fmt.Fprint(w, ", ")
-			}
-			first = false
-			fmt.Fprintf(w, "%s %d", k, s.Traps.Hits[k])
-		}
-		fmt.Fprint(w, ")")
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  pages cut at cap    %d (size cap %s; crawl.log: size-truncated)\n", s.Truncated, crawl.FormatBytes(s.MaxSize))
+	printTraps(w, s)
 	if len(s.Retired) > 0 {
 		fmt.Fprintf(w, "  hosts retired       %d\n", len(s.Retired))
 	}
@@ -286,13 +275,59 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 	fmt.Fprintf(w, "  crawl log           %s\n", s.CrawlLog)
 }
 
-// trapsOrder lists the trap kinds hit, in the traps package's order.
-func trapsOrder(s *crawl.Summary) []traps.Kind {
-	var out []traps.Kind
+// printTraps says what the trap limits did: URLs cut this run (one
+// crawl.log line each), link checks refused (the same URL once per page
+// linking to it, all runs), and the sites stopped with their reports.
+func printTraps(w io.Writer, s *crawl.Summary) {
+	var cuts int64
+	var parts []string
 	for _, k := range traps.Kinds {
-		if s.Traps.Hits[k] > 0 {
-			out = append(out, k)
+		if n := s.TrapCuts[k]; n > 0 {
+			cuts += n
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
 		}
 	}
-	return out
+	fmt.Fprintf(w, "  trap cuts           %s this run (crawl.log lines", plural(int(cuts), "URL"))
+	if len(parts) > 0 {
+		fmt.Fprintf(w, ": %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprint(w, ")")
+	var refused int64
+	for _, n := range s.Traps.Hits {
+		refused += n
+	}
+	if refused > 0 {
+		var hits []string
+		for _, k := range traps.Kinds {
+			if n := s.Traps.Hits[k]; n > 0 {
+				hits = append(hits, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		fmt.Fprintf(w, "; limits hit %d times in all runs (%s)", refused, strings.Join(hits, ", "))
+	}
+	fmt.Fprintln(w)
+	if len(s.Stopped) == 0 {
+		return
+	}
+	const show = 10
+	var names []string
+	for i, st := range s.Stopped {
+		if i == show {
+			names = append(names, fmt.Sprintf("... %d more", len(s.Stopped)-show))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", st.Site, st.Kind))
+	}
+	fmt.Fprintf(w, "  sites stopped       %d by trap limits: %s\n", len(s.Stopped), strings.Join(names, ", "))
+	if len(s.TrapReports) > 0 {
+		fmt.Fprintf(w, "  trap reports        %s (%s, with example pairs)\n", filepath.Dir(s.TrapReports[0]), plural(len(s.TrapReports), "file"))
+	}
+}
+
+// plural writes "1 host", "2 hosts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

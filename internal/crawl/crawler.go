@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -61,15 +62,16 @@ type Options struct {
 
 // Summary is what a run did.
 type Summary struct {
-	// Pages counts responses received this run (any status); Bytes their
-	// body bytes as transferred.
+	// Pages counts responses received this run (any status; a resumed
+	// crawl counts only its own run: Completed covers all runs); Bytes
+	// their body bytes as transferred.
 	Pages int64
 	Bytes int64
 	// Completed counts URLs completed over all runs; Queued the URLs left
 	// to crawl (0 when Finished).
 	Completed uint64
 	Queued    uint64
-	// Hosts counts the hosts fetched from this run.
+	// Hosts counts the hosts that answered at least one request this run.
 	Hosts int
 	// RobotsDenied counts URLs robots.txt refused this run.
 	RobotsDenied int64
@@ -81,8 +83,21 @@ type Summary struct {
 	// HostRewrites counts URLs moved to another host this run (robots
 	// Host, REGP Mirror-site, duplicate-hosts; see hostmap.go).
 	HostRewrites int64
-	// Traps is what the trap limits did (all runs).
+	// Traps is what the trap limits did (all runs): Hits counts every
+	// refused link check, the same URL once per page linking to it.
 	Traps traps.Report
+	// TrapCuts counts, per limit, the URLs cut this run: the crawl.log
+	// lines with a "trap:" annotation (one per URL, not per link).
+	TrapCuts map[traps.Kind]int64
+	// Stopped lists every site stopped by a site-level trap limit (all
+	// runs), with its example pairs; TrapReports the report files written
+	// for them (DATA/reports/, traps.ReportName).
+	Stopped     []traps.StoppedSite
+	TrapReports []string
+	// Truncated counts pages cut at the size cap this run (MaxSize).
+	Truncated int64
+	// MaxSize is the page size cap in bytes.
+	MaxSize int64
 	// Retired maps the hosts retired this run to the reason.
 	Retired map[string]string
 	// Failed counts URLs given up this run after MaxRetries tries (network
@@ -148,6 +163,13 @@ type Crawler struct {
 	// many pages is logged once.
 	cutMu  sync.Mutex
 	cutLog map[string]struct{}
+	// cutByKind counts the trap cuts logged this run (crawl.log lines).
+	cutByKind map[traps.Kind]int64
+	// stopped lists the sites a site-level trap limit stopped this run,
+	// in order ("site (limit)"), for the progress line; bounded.
+	stoppedMu sync.Mutex
+	stopped   []string
+	nStopped  int
 
 	hostsMu sync.Mutex
 	hosts   map[string]*hostState
@@ -166,8 +188,8 @@ type Crawler struct {
 type runStats struct {
 	pages, bytes, robotsDenied, errors, dups, revisits, fetchedHosts atomic.Int64
 	// failed counts URLs given up after their retries (final status in
-	// crawl.log).
-	failed atomic.Int64
+	// crawl.log); truncated pages cut at the size cap.
+	failed, truncated atomic.Int64
 }
 
 // hostState is what the crawler remembers of one host in memory.
@@ -188,7 +210,7 @@ func New(cfg Config, opts Options) (*Crawler, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, holds: map[string]time.Time{}, cutLog: map[string]struct{}{}}
+	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, holds: map[string]time.Time{}, cutLog: map[string]struct{}{}, cutByKind: map[traps.Kind]int64{}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -268,6 +290,15 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		WARCDir: c.cfg.WARCDir, CrawlLog: filepath.Join(c.cfg.DataDir, "crawl.log"),
 		Finished: finished, Resumed: resumed,
 	}
+	sum.Truncated, sum.MaxSize = c.stats.truncated.Load(), c.tr.Limits().MaxSize
+	c.cutMu.Lock()
+	sum.TrapCuts = maps.Clone(c.cutByKind)
+	c.cutMu.Unlock()
+	sum.Stopped = c.tr.StoppedSites()
+	if sum.TrapReports, err = c.writeTrapReports(sum.Stopped); err != nil {
+		c.log.Warn("trap reports not written", "err", err)
+		err = nil
+	}
 	c.hostsMu.Lock()
 	for h, hs := range c.hosts {
 		if hs.retired != "" {
@@ -323,10 +354,7 @@ func (c *Crawler) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	c.tr, err = traps.Open(c.db, cfg.Traps, traps.Options{OnTrap: func(site string, k traps.Kind, detail string) {
-		c.log.Warn("site stopped by a trap limit", "site", site, "limit", string(k), "detail", detail)
-		c.metrics.trapSites.WithLabelValues(string(k)).Inc()
-	}, OnError: func(site string, err error) {
+	c.tr, err = traps.Open(c.db, cfg.Traps, traps.Options{OnTrap: c.onTrap, OnError: func(site string, err error) {
 		c.log.Warn("trap counters not stored", "site", site, "err", err)
 	}})
 	if err != nil {

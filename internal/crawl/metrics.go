@@ -27,6 +27,7 @@ type metrics struct {
 	robotsFetches *prometheus.CounterVec
 	trapCuts      *prometheus.CounterVec
 	trapSites     *prometheus.CounterVec
+	trapStopped   *prometheus.GaugeVec
 	outOfScope    prometheus.Counter
 	retired       prometheus.Counter
 	returned      *prometheus.CounterVec
@@ -57,6 +58,8 @@ func newMetrics() *metrics {
 			Help: "Links not queued because of a trap limit, by limit."}, []string{"limit"}),
 		trapSites: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_trap_sites_total",
 			Help: "Sites stopped by a site-level trap limit, by limit."}, []string{"limit"}),
+		trapStopped: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "courtesy_crawl_trap_stopped_site",
+			Help: "1 for each site a site-level trap limit stopped this run (the first 1000), by site and limit; DATA/reports/ has each one's report."}, []string{"site", "limit"}),
 		outOfScope: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_out_of_scope_total",
 			Help: "Links dropped as out of scope."}),
 		retired: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_hosts_retired_total",
@@ -73,7 +76,7 @@ func newMetrics() *metrics {
 			Help: "Hosts with URLs left to crawl."}),
 	}
 	m.reg.MustRegister(m.pages, m.bytes, m.completed, m.discovered, m.errors, m.robotsDenied, m.robotsFetches,
-		m.trapCuts, m.trapSites, m.outOfScope, m.retired, m.returned, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
+		m.trapCuts, m.trapSites, m.trapStopped, m.outOfScope, m.retired, m.returned, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -143,25 +146,34 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		if c.inFlight.Load() == 0 && st.Size > 0 {
 			waitHosts, nextAt = c.waiting(now)
 		}
+		stopped := c.stoppedLine()
 		if c.opts.Progress != nil && c.opts.Terminal {
+			note := ""
+			if stopped != "" {
+				note = "  " + stopped
+			}
 			if waitHosts > 0 {
-				fmt.Fprintf(c.opts.Progress, "\r%d pages  waiting: %d hosts in backoff, next at %s  %d queued%s   ",
-					pages, waitHosts, nextAt.Format(time.TimeOnly), st.Size, eta)
+				fmt.Fprintf(c.opts.Progress, "\r%d pages  waiting: %d hosts in backoff, next at %s  %d queued%s%s   ",
+					pages, waitHosts, nextAt.Format(time.TimeOnly), st.Size, eta, note)
 				continue
 			}
-			fmt.Fprintf(c.opts.Progress, "\r%d pages  %.0f pages/s  %s  %d queued  %d active hosts  %d errors%s   ",
-				pages, rate, FormatBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
+			fmt.Fprintf(c.opts.Progress, "\r%d pages  %.0f pages/s  %s  %d queued  %d active hosts  %d errors%s%s   ",
+				pages, rate, FormatBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta, note)
 			continue
 		}
 		if now.Sub(lastLog) >= c.cfg.ProgressInterval {
 			lastLog = now
+			var extra []any
+			if stopped != "" {
+				extra = []any{"trap_stopped", stopped}
+			}
 			if waitHosts > 0 {
 				c.log.Info(fmt.Sprintf("waiting: %d hosts in backoff, next at %s", waitHosts, nextAt.Format(time.TimeOnly)),
-					"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed)
+					append([]any{"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed}, extra...)...)
 				continue
 			}
-			c.log.Info("progress", "pages", pages, "pages_per_s", int(rate), "bytes", c.stats.bytes.Load(),
-				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed)
+			c.log.Info("progress", append([]any{"pages", pages, "pages_per_s", int(rate), "bytes", c.stats.bytes.Load(),
+				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed}, extra...)...)
 		}
 	}
 }
