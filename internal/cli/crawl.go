@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -56,6 +58,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus /metrics and /health on `ADDR` while crawling")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
+	waitProfile := fs.String("waitprofile", "", "write Go mutex and block profiles of the crawl to `FILE`.mutex and FILE.block (for developers)")
 	var dupHosts []string
 	fs.Func("duplicate-host", "`ALIAS=CANONICAL`: crawl the host ALIAS under CANONICAL (repeatable; added to crawl.duplicate-hosts)", func(v string) error {
 		dupHosts = append(dupHosts, v)
@@ -160,6 +163,11 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *waitProfile != "" {
+		runtime.SetMutexProfileFraction(10)
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond)) // waits of 100 µs or more
+		defer writeWaitProfiles(*waitProfile, log)
+	}
 	sum, err := c.Run(ctx, seeds)
 	if errors.Is(err, crawl.ErrNothingToCrawl) {
 		return usagef("give seed URLs (or --seeds FILE): %s holds no URL left to crawl", cfg.DataDir)
@@ -169,6 +177,23 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	printSummary(env.Stdout, sum)
 	return nil
+}
+
+// writeWaitProfiles writes the mutex and block profiles (go tool pprof
+// reads them) beside each other.
+func writeWaitProfiles(base string, log *slog.Logger) {
+	for _, name := range []string{"mutex", "block"} {
+		f, err := os.Create(base + "." + name)
+		if err == nil {
+			err = pprof.Lookup(name).WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			log.Warn("wait profile not written", "profile", name, "err", err)
+		}
+	}
 }
 
 func hasConfigEnv() bool {

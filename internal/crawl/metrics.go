@@ -117,6 +117,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	lastLog := c.now()
+	lastAt, lastPages := lastLog, int64(0)
 	for {
 		select {
 		case <-ctx.Done():
@@ -130,6 +131,9 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		el := c.now().Sub(start)
 		pages := c.stats.pages.Load()
 		rate := float64(pages) / max(el.Seconds(), 0.001)
+		// The log's rate is over the last interval: an average since the
+		// start hides a crawl that has stopped fetching.
+		recent := float64(pages-lastPages) / max(c.now().Sub(lastAt).Seconds(), 0.001)
 		eta := ""
 		switch {
 		case c.cfg.MaxPages > 0 && rate > 0:
@@ -145,6 +149,12 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		waitHosts, nextAt := 0, time.Time{}
 		if c.inFlight.Load() == 0 && st.Size > 0 {
 			waitHosts, nextAt = c.waiting(now)
+			// The frontier knows best when its next URL is due: a retry's
+			// due time is the URL's, not its host's, and a later fetch
+			// from the same host replaces the host's hold.
+			if at, ok := c.fr.NextReady(); ok && at.After(now) && (nextAt.IsZero() || at.Before(nextAt)) {
+				nextAt, waitHosts = at, max(waitHosts, 1)
+			}
 		}
 		stopped := c.stoppedLine()
 		if c.opts.Progress != nil && c.opts.Terminal {
@@ -163,6 +173,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		}
 		if now.Sub(lastLog) >= c.cfg.ProgressInterval {
 			lastLog = now
+			lastAt, lastPages = now, pages
 			var extra []any
 			if stopped != "" {
 				extra = []any{"trap_stopped", stopped}
@@ -172,7 +183,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 					append([]any{"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed}, extra...)...)
 				continue
 			}
-			c.log.Info("progress", append([]any{"pages", pages, "pages_per_s", int(rate), "bytes", c.stats.bytes.Load(),
+			c.log.Info("progress", append([]any{"pages", pages, "pages_per_s", int(recent), "bytes", c.stats.bytes.Load(),
 				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed}, extra...)...)
 		}
 	}
