@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
@@ -28,8 +29,8 @@ type ack struct {
 const maxAckGroup = 4096
 
 // runAcker acknowledges what the workers finished, in groups: it flushes
-// (write and fsync) the WARC writers the group used, writes and fsyncs
-// the group's crawl.log lines, then puts every acknowledgement and outlink
+// (write and fsync) the WARC writers the group used and the group's
+// crawl.log lines, the fsyncs in parallel, then puts every acknowledgement and outlink
 // of the group into the frontier in one Put (one more fsync). So a URL is
 // acknowledged only once its records and its line are on disk, while workers never wait
 // for a disk: they go on to the next URL, and the host's next URL is
@@ -58,23 +59,38 @@ func (c *Crawler) runAcker(ctx context.Context, acks <-chan *ack) {
 }
 
 func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
-	// WARC first: a writer that cannot flush loses its group's records, so
-	// those URLs are returned to the frontier instead of acknowledged.
+	// The group's crawl.log lines and WARC records go to disk first, all
+	// fsyncs at once (each file its own goroutine: one after the other they
+	// were most of the acker's time, and a host's next URL waits for its
+	// acknowledgement). A writer that cannot flush loses its group's
+	// records, so those URLs are returned to the frontier instead of
+	// acknowledged; their lines stay in crawl.log until the next start's
+	// repair drops them (a disk failing, rare). So an acknowledged URL
+	// always has its line on disk, and so do the trap cuts logged while its
+	// page was processed, which the frontier cannot rebuild.
 	failed := make([]bool, len(c.warcs))
 	used := make([]bool, len(c.warcs))
 	for _, a := range group {
 		if a.warc >= 0 {
 			used[a.warc] = true
 		}
+		c.logLine(a.lease, a.entry)
 	}
+	var wg sync.WaitGroup
 	for i, u := range used {
 		if u {
-			if err := c.warcs[i].Flush(); err != nil {
-				c.log.Error("WARC flush failed; its URLs will be fetched again", "err", err)
-				failed[i] = true
-			}
+			wg.Go(func() {
+				if err := c.warcs[i].Flush(); err != nil {
+					c.log.Error("WARC flush failed; its URLs will be fetched again", "err", err)
+					failed[i] = true
+				}
+			})
 		}
 	}
+	if err := c.clog.Flush(); err != nil {
+		c.log.Error("crawl log flush failed", "err", err)
+	}
+	wg.Wait()
 	n := 0
 	for _, a := range group {
 		n += len(a.items) + 1
@@ -97,17 +113,6 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 	// The group's payload digests and near-duplicate hashes, gathered
 	// since the last group, in one commit: the frontier's synced commit
 	// below makes them durable with the pages they describe.
-	// crawl.log next, written and fsynced before the frontier commit: an
-	// acknowledged URL always has its line on disk (a line of a URL whose
-	// commit a crash lost is dropped by the repair on the next start), and
-	// so do the trap cuts logged while its page was processed, which the
-	// frontier cannot rebuild.
-	for _, a := range kept {
-		c.logLine(a.lease, a.entry)
-	}
-	if err := c.clog.Flush(); err != nil {
-		c.log.Error("crawl log flush failed", "err", err)
-	}
 	if err := c.digestsW.Flush(); err != nil {
 		c.log.Warn("payload digest index", "err", err)
 	}
