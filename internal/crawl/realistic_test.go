@@ -112,12 +112,4 @@ func TestRealisticWebErrorsKeepHosts(t *testing.T) {
 		t.Errorf("no waiting line while only retries were left")
 	}
 	t.Logf("%d URLs asked, %d failed (500), %d pages, %v", len(statuses), len(failed), sum.Pages, sum.Duration)
-	if os.Getenv("WC_DEBUG") != "" {
-		es := mem.Entries()
-		start := es[0].Start
-		for _, e := range es {
-			t.Logf("%6.2f %6.2f %d %s%s", e.Start.Sub(start).Seconds(), e.End.Sub(start).Seconds(), e.Status, e.Host, e.Target)
-		}
-		t.Logf("%s", logs.String())
-	}
 }
