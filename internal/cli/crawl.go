@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"io"
 	"log/slog"
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
 	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
 // The URLFrontier client is a crawl frontier.
@@ -72,6 +74,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
 	crawlID := fs.String("crawl-id", "", "the crawl's `ID` in the frontier (default DEFAULT)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
+	waitProfile := fs.String("waitprofile", "", "write Go mutex and block profiles of the crawl to `FILE`.mutex and FILE.block (for developers)")
 	var dupHosts []string
 	fs.Func("duplicate-host", "`ALIAS=CANONICAL`: crawl the host ALIAS under CANONICAL (repeatable; added to crawl.duplicate-hosts)", func(v string) error {
 		dupHosts = append(dupHosts, v)
@@ -213,6 +216,11 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *waitProfile != "" {
+		runtime.SetMutexProfileFraction(10)
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond)) // waits of 100 µs or more
+		defer writeWaitProfiles(*waitProfile, log)
+	}
 	sum, err := c.Run(ctx, seeds)
 	if errors.Is(err, crawl.ErrNothingToCrawl) {
 		if *frontierAddr != "" {
@@ -289,6 +297,23 @@ func frontierID(id string) string {
 		return "DEFAULT"
 	}
 	return id
+}
+
+// writeWaitProfiles writes the mutex and block profiles (go tool pprof
+// reads them) beside each other.
+func writeWaitProfiles(base string, log *slog.Logger) {
+	for _, name := range []string{"mutex", "block"} {
+		f, err := os.Create(base + "." + name)
+		if err == nil {
+			err = pprof.Lookup(name).WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			log.Warn("wait profile not written", "profile", name, "err", err)
+		}
+	}
 }
 
 func hasConfigEnv() bool {
@@ -371,7 +396,11 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 		state = "finished: nothing left to crawl"
 	}
 	fmt.Fprintf(w, "Crawl %s.\n", state)
-	fmt.Fprintf(w, "  pages fetched       %d (%s) from %d hosts in %s\n", s.Pages, crawl.FormatBytes(s.Bytes), s.Hosts, s.Duration.Round(time.Millisecond))
+	run := "this run"
+	if s.Resumed {
+		run = "this run only (resumed crawl: see URLs completed for all runs)"
+	}
+	fmt.Fprintf(w, "  pages fetched       %d (%s) from %s in %s, %s\n", s.Pages, crawl.FormatBytes(s.Bytes), plural(s.Hosts, "host"), s.Duration.Round(time.Millisecond), run)
 	fmt.Fprintf(w, "  URLs completed      %d (all runs), %d still queued\n", s.Completed, s.Queued)
 	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
 	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
@@ -382,24 +411,8 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  failed URLs         %d (given up after their retries; final status in crawl.log)\n", s.Failed)
 	}
-	var cut int64
-	for _, n := range s.Traps.Hits {
-		cut += n
-	}
-	fmt.Fprintf(w, "  trap limits hit     %d", cut)
-	if cut > 0 {
-		fmt.Fprintf(w, " (")
-		first := true
-		for _, k := range trapsOrder(s) {
-			if !first {
-				fmt.Fprint(w, ", ")
-			}
-			first = false
-			fmt.Fprintf(w, "%s %d", k, s.Traps.Hits[k])
-		}
-		fmt.Fprint(w, ")")
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  pages cut at cap    %d (size cap %s; crawl.log: size-truncated)\n", s.Truncated, crawl.FormatBytes(s.MaxSize))
+	printTraps(w, s)
 	if len(s.Retired) > 0 {
 		fmt.Fprintf(w, "  hosts retired       %d\n", len(s.Retired))
 	}
@@ -410,13 +423,59 @@ func printSummary(w io.Writer, s *crawl.Summary) {
 	}
 }
 
-// trapsOrder lists the trap kinds hit, in the traps package's order.
-func trapsOrder(s *crawl.Summary) []traps.Kind {
-	var out []traps.Kind
+// printTraps says what the trap limits did: URLs cut this run (one
+// crawl.log line each), link checks refused (the same URL once per page
+// linking to it, all runs), and the sites stopped with their reports.
+func printTraps(w io.Writer, s *crawl.Summary) {
+	var cuts int64
+	var parts []string
 	for _, k := range traps.Kinds {
-		if s.Traps.Hits[k] > 0 {
-			out = append(out, k)
+		if n := s.TrapCuts[k]; n > 0 {
+			cuts += n
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
 		}
 	}
-	return out
+	fmt.Fprintf(w, "  trap cuts           %s this run (crawl.log lines", plural(int(cuts), "URL"))
+	if len(parts) > 0 {
+		fmt.Fprintf(w, ": %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprint(w, ")")
+	var refused int64
+	for _, n := range s.Traps.Hits {
+		refused += n
+	}
+	if refused > 0 {
+		var hits []string
+		for _, k := range traps.Kinds {
+			if n := s.Traps.Hits[k]; n > 0 {
+				hits = append(hits, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		fmt.Fprintf(w, "; limits hit %d times in all runs (%s)", refused, strings.Join(hits, ", "))
+	}
+	fmt.Fprintln(w)
+	if len(s.Stopped) == 0 {
+		return
+	}
+	const show = 10
+	var names []string
+	for i, st := range s.Stopped {
+		if i == show {
+			names = append(names, fmt.Sprintf("... %d more", len(s.Stopped)-show))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", st.Site, st.Kind))
+	}
+	fmt.Fprintf(w, "  sites stopped       %d by trap limits: %s\n", len(s.Stopped), strings.Join(names, ", "))
+	if len(s.TrapReports) > 0 {
+		fmt.Fprintf(w, "  trap reports        %s (%s, with example pairs)\n", filepath.Dir(s.TrapReports[0]), plural(len(s.TrapReports), "file"))
+	}
+}
+
+// plural writes "1 host", "2 hosts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -86,12 +86,12 @@ func TestCrawlSmallSite(t *testing.T) {
 	if n := strings.Count(string(logBytes), "\n"); n < 4 {
 		t.Errorf("crawl.log has %d lines:\n%s", n, logBytes)
 	}
-	if !regexp.MustCompile(`pages fetched .* in \d+ms\n`).MatchString(out) {
+	if !regexp.MustCompile(`pages fetched .* in \d+ms, this run\n`).MatchString(out) {
 		t.Errorf("the 10 ms delay of the config file was not applied:\n%s", out)
 	}
 	// The same command again: nothing left, nothing fetched again.
 	code, out, errOut = run(t, "", args...)
-	if code != 0 || !strings.Contains(out, "pages fetched       0") {
+	if code != 0 || !strings.Contains(out, "pages fetched       0") || !strings.Contains(out, "this run only (resumed crawl") {
 		t.Errorf("second run: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

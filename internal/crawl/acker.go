@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
@@ -27,20 +28,29 @@ type ack struct {
 // maxAckGroup bounds the URLs acknowledged by one frontier Put.
 const maxAckGroup = 4096
 
-// runAcker acknowledges what the workers finished, in groups: it flushes
-// (write and fsync) the WARC writers the group used, then puts every
-// acknowledgement and outlink of the group into the frontier in one Put
-// (one more fsync), then writes the crawl.log lines. So a URL is
-// acknowledged only once its records are on disk, while workers never wait
-// for a disk: they go on to the next URL, and the host's next URL is
-// leased only after the acknowledgement (the lease holds the queue). While
-// one group is on its way to the disk the next one gathers, so the number
-// of fsyncs per page falls as the load grows (group commit). It returns
-// when acks is closed and drained.
+// runAcker acknowledges what the workers finished, in groups, in two
+// stages that overlap: the first writes and fsyncs the WARC writers the
+// group used and the group's crawl.log lines (the fsyncs in parallel);
+// the second puts every acknowledgement and outlink of the group into the
+// frontier in one Put (one more fsync), while the first stage already
+// writes the next group. So a URL is acknowledged only once its records
+// and its line are on disk, while workers never wait for a disk: they go
+// on to the next URL, and the host's next URL is leased only after the
+// acknowledgement (the lease holds the queue), which the overlap brings
+// sooner. While one group is on its way to the disk the next one gathers,
+// so the number of fsyncs per page falls as the load grows (group
+// commit). It returns when acks is closed and drained.
 func (c *Crawler) runAcker(ctx context.Context, acks <-chan *ack) {
-	group := make([]*ack, 0, 256)
+	durable := make(chan ackBatch, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for b := range durable {
+			c.commitGroup(ctx, b)
+		}
+	})
 	for a := range acks {
-		group = append(group[:0], a)
+		group := make([]*ack, 1, 256)
+		group[0] = a
 	drain:
 		for len(group) < maxAckGroup {
 			select {
@@ -53,29 +63,58 @@ func (c *Crawler) runAcker(ctx context.Context, acks <-chan *ack) {
 				break drain
 			}
 		}
-		c.ackGroup(ctx, group)
+		if b, ok := c.persistGroup(group); ok {
+			durable <- b
+		}
 	}
+	close(durable)
+	wg.Wait()
 }
 
-func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
-	// WARC first: a writer that cannot flush loses its group's records, so
-	// those URLs are returned to the frontier instead of acknowledged.
+// ackBatch is a group whose records and lines are on disk, ready for the
+// frontier.
+type ackBatch struct {
+	kept  []*ack
+	items []frontier.Item
+}
+
+// persistGroup is the acker's first stage: records and lines to disk. It
+// returns the URLs to acknowledge (those whose WARC writer flushed) with
+// their items, ok false when none is left.
+func (c *Crawler) persistGroup(group []*ack) (ackBatch, bool) {
+	// The group's crawl.log lines and WARC records go to disk first, all
+	// fsyncs at once (each file its own goroutine: one after the other they
+	// were most of the acker's time, and a host's next URL waits for its
+	// acknowledgement). A writer that cannot flush loses its group's
+	// records, so those URLs are returned to the frontier instead of
+	// acknowledged; their lines stay in crawl.log until the next start's
+	// repair drops them (a disk failing, rare). So an acknowledged URL
+	// always has its line on disk, and so do the trap cuts logged while its
+	// page was processed, which the frontier cannot rebuild.
 	failed := make([]bool, len(c.warcs))
 	used := make([]bool, len(c.warcs))
 	for _, a := range group {
 		if a.warc >= 0 {
 			used[a.warc] = true
 		}
+		c.logLine(a.lease, a.entry)
 	}
+	var wg sync.WaitGroup
 	for i, u := range used {
 		if u {
-			if err := c.warcs[i].Flush(); err != nil {
-				c.log.Error("WARC flush failed; its URLs will be fetched again", "err", err)
-				failed[i] = true
-			}
+			wg.Go(func() {
+				if err := c.warcs[i].Flush(); err != nil {
+					c.log.Error("WARC flush failed; its URLs will be fetched again", "err", err)
+					failed[i] = true
+				}
+			})
 		}
 	}
-	group = c.commitQuads(group, failed) // structured data (structured.go)
+	if err := c.clog.Flush(); err != nil {
+		c.log.Error("crawl log flush failed", "err", err)
+	}
+	wg.Wait()
+	group = c.commitQuads(group, failed) // structured data (structured.go), after the WARC flushes
 	n := 0
 	for _, a := range group {
 		n += len(a.items) + 1
@@ -92,9 +131,13 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 		items = append(items, a.items...)
 		items = append(items, a.final)
 	}
-	if len(kept) == 0 {
-		return
-	}
+	return ackBatch{kept: kept, items: items}, len(kept) > 0
+}
+
+// commitGroup is the acker's second stage: the frontier commit of a
+// persisted group, then the counters.
+func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
+	kept, items := b.kept, b.items
 	// The group's payload digests and near-duplicate hashes, gathered
 	// since the last group, in one commit: the frontier's synced commit
 	// below makes them durable with the pages they describe.
@@ -125,7 +168,6 @@ func (c *Crawler) ackGroup(ctx context.Context, group []*ack) {
 			}
 		}
 		off += len(a.items) + 1
-		c.logLine(a.lease, a.entry)
 		if a.done {
 			c.completed.Add(1)
 			c.metrics.completed.Inc()

@@ -226,6 +226,14 @@ func boolOr(p *bool, def bool) bool {
 }
 
 // withDefaults returns c with zero fields set.
+// DefaultMaxPageSize is the crawler's cap on one body as transferred
+// (traps.Limits.MaxSize): 10 MiB. The trap limits' own 2 MB, from an
+// archive of the early web, cuts real pages of today (documentation pages
+// reach 2.5 MB); wget has no cap and Heritrix allows far more, so the
+// crawler keeps a cap against endless bodies but sets it higher. The
+// summary says how many pages were cut.
+const DefaultMaxPageSize = 10 << 20
+
 func (c Config) withDefaults() Config {
 	if c.DataDir == "" {
 		c.DataDir = "courtesy-data"
@@ -265,6 +273,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxHostRewrites == 0 {
 		c.MaxHostRewrites = defaultMaxHostRewrites
+	}
+	if c.Traps.MaxSize == 0 {
+		c.Traps.MaxSize = DefaultMaxPageSize
 	}
 	if c.Scope.Mode == "" {
 		c.Scope.Mode = ScopeSeeds

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -68,15 +69,16 @@ type Options struct {
 
 // Summary is what a run did.
 type Summary struct {
-	// Pages counts responses received this run (any status); Bytes their
-	// body bytes as transferred.
+	// Pages counts responses received this run (any status; a resumed
+	// crawl counts only its own run: Completed covers all runs); Bytes
+	// their body bytes as transferred.
 	Pages int64
 	Bytes int64
 	// Completed counts URLs completed over all runs; Queued the URLs left
 	// to crawl (0 when Finished).
 	Completed uint64
 	Queued    uint64
-	// Hosts counts the hosts fetched from this run.
+	// Hosts counts the hosts that answered at least one request this run.
 	Hosts int
 	// RobotsDenied counts URLs robots.txt refused this run.
 	RobotsDenied int64
@@ -88,8 +90,21 @@ type Summary struct {
 	// HostRewrites counts URLs moved to another host this run (robots
 	// Host, REGP Mirror-site, duplicate-hosts; see hostmap.go).
 	HostRewrites int64
-	// Traps is what the trap limits did (all runs).
+	// Traps is what the trap limits did (all runs): Hits counts every
+	// refused link check, the same URL once per page linking to it.
 	Traps traps.Report
+	// TrapCuts counts, per limit, the URLs cut this run: the crawl.log
+	// lines with a "trap:" annotation (one per URL, not per link).
+	TrapCuts map[traps.Kind]int64
+	// Stopped lists every site stopped by a site-level trap limit (all
+	// runs), with its example pairs; TrapReports the report files written
+	// for them (DATA/reports/, traps.ReportName).
+	Stopped     []traps.StoppedSite
+	TrapReports []string
+	// Truncated counts pages cut at the size cap this run (MaxSize).
+	Truncated int64
+	// MaxSize is the page size cap in bytes.
+	MaxSize int64
 	// Retired maps the hosts retired this run to the reason.
 	Retired map[string]string
 	// Failed counts URLs given up this run after MaxRetries tries (network
@@ -163,6 +178,13 @@ type Crawler struct {
 	// many pages is logged once.
 	cutMu  sync.Mutex
 	cutLog map[string]struct{}
+	// cutByKind counts the trap cuts logged this run (crawl.log lines).
+	cutByKind map[traps.Kind]int64
+	// stopped lists the sites a site-level trap limit stopped this run,
+	// in order ("site (limit)"), for the progress line; bounded.
+	stoppedMu sync.Mutex
+	stopped   []string
+	nStopped  int
 
 	hostsMu sync.Mutex
 	hosts   map[string]*hostState
@@ -182,8 +204,8 @@ type Crawler struct {
 type runStats struct {
 	pages, bytes, robotsDenied, errors, dups, revisits, fetchedHosts atomic.Int64
 	// failed counts URLs given up after their retries (final status in
-	// crawl.log).
-	failed atomic.Int64
+	// crawl.log); truncated pages cut at the size cap.
+	failed, truncated atomic.Int64
 }
 
 // hostState is what the crawler remembers of one host in memory.
@@ -204,7 +226,7 @@ func New(cfg Config, opts Options) (*Crawler, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, holds: map[string]time.Time{}, cutLog: map[string]struct{}{}}
+	c := &Crawler{cfg: cfg, opts: opts, log: opts.Logger, now: opts.Now, hosts: map[string]*hostState{}, holds: map[string]time.Time{}, cutLog: map[string]struct{}{}, cutByKind: map[traps.Kind]int64{}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -285,6 +307,15 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 		Finished: finished, Resumed: resumed,
 	}
 	sum.RDFDir, sum.RDFPages, sum.RDFQuads = c.structuredSummary()
+	sum.Truncated, sum.MaxSize = c.stats.truncated.Load(), c.tr.Limits().MaxSize
+	c.cutMu.Lock()
+	sum.TrapCuts = maps.Clone(c.cutByKind)
+	c.cutMu.Unlock()
+	sum.Stopped = c.tr.StoppedSites()
+	if sum.TrapReports, err = c.writeTrapReports(sum.Stopped); err != nil {
+		c.log.Warn("trap reports not written", "err", err)
+		err = nil
+	}
 	c.hostsMu.Lock()
 	for h, hs := range c.hosts {
 		if hs.retired != "" {
@@ -345,10 +376,7 @@ func (c *Crawler) open(ctx context.Context) error {
 		}
 		c.fr = c.ownFr
 	}
-	c.tr, err = traps.Open(c.db, cfg.Traps, traps.Options{OnTrap: func(site string, k traps.Kind, detail string) {
-		c.log.Warn("site stopped by a trap limit", "site", site, "limit", string(k), "detail", detail)
-		c.metrics.trapSites.WithLabelValues(string(k)).Inc()
-	}, OnError: func(site string, err error) {
+	c.tr, err = traps.Open(c.db, cfg.Traps, traps.Options{OnTrap: c.onTrap, OnError: func(site string, err error) {
 		c.log.Warn("trap counters not stored", "site", site, "err", err)
 	}})
 	if err != nil {
@@ -418,6 +446,9 @@ func (c *Crawler) open(ctx context.Context) error {
 			return fmt.Errorf("crawl: %w", err)
 		}
 		c.warcs = append(c.warcs, w)
+	}
+	if err := c.repairLog(ctx, filepath.Join(cfg.DataDir, "crawl.log")); err != nil {
+		return err
 	}
 	c.clog, err = crawllog.Create(filepath.Join(cfg.DataDir, "crawl.log"), crawllog.Options{})
 	if err != nil {

@@ -23,6 +23,7 @@ type metrics struct {
 	robotsFetches *prometheus.CounterVec
 	trapCuts      *prometheus.CounterVec
 	trapSites     *prometheus.CounterVec
+	trapStopped   *prometheus.GaugeVec
 	outOfScope    prometheus.Counter
 	retired       prometheus.Counter
 	returned      *prometheus.CounterVec
@@ -53,6 +54,8 @@ func newMetrics() *metrics {
 			Help: "Links not queued because of a trap limit, by limit."}, []string{"limit"}),
 		trapSites: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_trap_sites_total",
 			Help: "Sites stopped by a site-level trap limit, by limit."}, []string{"limit"}),
+		trapStopped: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "courtesy_crawl_trap_stopped_site",
+			Help: "1 for each site a site-level trap limit stopped this run (the first 1000), by site and limit; DATA/reports/ has each one's report."}, []string{"site", "limit"}),
 		outOfScope: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_out_of_scope_total",
 			Help: "Links dropped as out of scope."}),
 		retired: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_hosts_retired_total",
@@ -69,7 +72,7 @@ func newMetrics() *metrics {
 			Help: "Hosts with URLs left to crawl."}),
 	}
 	m.reg.MustRegister(m.pages, m.bytes, m.completed, m.discovered, m.errors, m.robotsDenied, m.robotsFetches,
-		m.trapCuts, m.trapSites, m.outOfScope, m.retired, m.returned, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
+		m.trapCuts, m.trapSites, m.trapStopped, m.outOfScope, m.retired, m.returned, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -90,6 +93,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	lastLog := c.now()
+	lastAt, lastPages := lastLog, int64(0)
 	for {
 		select {
 		case <-ctx.Done():
@@ -103,6 +107,9 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		el := c.now().Sub(start)
 		pages := c.stats.pages.Load()
 		rate := float64(pages) / max(el.Seconds(), 0.001)
+		// The log's rate is over the last interval: an average since the
+		// start hides a crawl that has stopped fetching.
+		recent := float64(pages-lastPages) / max(c.now().Sub(lastAt).Seconds(), 0.001)
 		eta := ""
 		switch {
 		case c.cfg.MaxPages > 0 && rate > 0:
@@ -118,26 +125,42 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		waitHosts, nextAt := 0, time.Time{}
 		if c.inFlight.Load() == 0 && st.Size > 0 {
 			waitHosts, nextAt = c.waiting(now)
+			// The frontier knows best when its next URL is due: a retry's
+			// due time is the URL's, not its host's, and a later fetch
+			// from the same host replaces the host's hold.
+			if at, ok := c.nextReady(); ok && at.After(now) && (nextAt.IsZero() || at.Before(nextAt)) {
+				nextAt, waitHosts = at, max(waitHosts, 1)
+			}
 		}
+		stopped := c.stoppedLine()
 		if c.opts.Progress != nil && c.opts.Terminal {
+			note := ""
+			if stopped != "" {
+				note = "  " + stopped
+			}
 			if waitHosts > 0 {
-				fmt.Fprintf(c.opts.Progress, "\r%d pages  waiting: %d hosts in backoff, next at %s  %d queued%s   ",
-					pages, waitHosts, nextAt.Format(time.TimeOnly), st.Size, eta)
+				fmt.Fprintf(c.opts.Progress, "\r%d pages  waiting: %d hosts in backoff, next at %s  %d queued%s%s   ",
+					pages, waitHosts, nextAt.Format(time.TimeOnly), st.Size, eta, note)
 				continue
 			}
-			fmt.Fprintf(c.opts.Progress, "\r%d pages  %.0f pages/s  %s  %d queued  %d active hosts  %d errors%s   ",
-				pages, rate, FormatBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta)
+			fmt.Fprintf(c.opts.Progress, "\r%d pages  %.0f pages/s  %s  %d queued  %d active hosts  %d errors%s%s   ",
+				pages, rate, FormatBytes(c.stats.bytes.Load()), st.Size, st.ActiveQueues, c.stats.errors.Load(), eta, note)
 			continue
 		}
 		if now.Sub(lastLog) >= c.cfg.ProgressInterval {
 			lastLog = now
+			lastAt, lastPages = now, pages
+			var extra []any
+			if stopped != "" {
+				extra = []any{"trap_stopped", stopped}
+			}
 			if waitHosts > 0 {
 				c.log.Info(fmt.Sprintf("waiting: %d hosts in backoff, next at %s", waitHosts, nextAt.Format(time.TimeOnly)),
-					"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed)
+					append([]any{"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed}, extra...)...)
 				continue
 			}
-			c.log.Info("progress", "pages", pages, "pages_per_s", int(rate), "bytes", c.stats.bytes.Load(),
-				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed)
+			c.log.Info("progress", append([]any{"pages", pages, "pages_per_s", int(recent), "bytes", c.stats.bytes.Load(),
+				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed}, extra...)...)
 		}
 	}
 }
@@ -153,4 +176,13 @@ func FormatBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// nextReady is when the embedded frontier's next URL is due; a remote
+// frontier does not say (ok false).
+func (c *Crawler) nextReady() (time.Time, bool) {
+	if c.ownFr == nil {
+		return time.Time{}, false
+	}
+	return c.ownFr.NextReady()
 }

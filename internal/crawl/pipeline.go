@@ -273,7 +273,8 @@ func (c *Crawler) retire(ctx context.Context, host, key, reason string) {
 }
 
 // retry schedules a failed URL again with exponential backoff, or gives
-// up after MaxRetries, logging the failure either way. warcIdx is the WARC
+// up after MaxRetries and logs the final failure (a try to be repeated
+// has no crawl.log line: the log has one line per URL). warcIdx is the WARC
 // writer that holds its records, or -1.
 func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int) next {
 	tries, _ := strconv.Atoi(md1(l.Metadata, mdTry))
@@ -289,7 +290,7 @@ func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcId
 	when := c.now().Add(retryBackoff(c.cfg.RetryDelay, c.cfg.MaxRetryDelay, tries))
 	c.hold(l.Key, when)
 	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
-	c.acks <- &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, entry: e, warc: warcIdx}
+	c.acks <- &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, warc: warcIdx}
 	return acked
 }
 

@@ -60,10 +60,6 @@ func md1(m map[string][]string, k string) string {
 // the host's sitemaps (robots Sitemap: lines and /sitemap.xml).
 func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease, hs *hostState) {
 	c.hostsMu.Lock()
-	if !hs.fetched {
-		hs.fetched = true
-		c.stats.fetchedHosts.Add(1)
-	}
 	if hs.sitemapsQueued {
 		c.hostsMu.Unlock()
 		return
@@ -139,6 +135,11 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	// DNS, connect, TLS, timeouts, robots.txt unavailable).
 	c.hostsMu.Lock()
 	hs.failures = 0
+	if !hs.fetched {
+		// Hosts that answered this run: the summary's "pages from N hosts".
+		hs.fetched = true
+		c.stats.fetchedHosts.Add(1)
+	}
 	c.hostsMu.Unlock()
 	e := &crawllog.Entry{
 		Status: res.Status, Size: int64(len(res.RawBody)), MIME: res.MediaType(), Thread: wid,
@@ -147,6 +148,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	switch res.TruncReason {
 	case fetch.TruncSize:
 		c.tr.Observe(traps.Size)
+		c.stats.truncated.Add(1)
 		e.Annotations = append(e.Annotations, crawllog.AnnotationSizeTruncated)
 	case fetch.TruncTime:
 		c.tr.Observe(traps.DownloadTime)
@@ -193,7 +195,6 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	digest := dedup.Digest(res.RawBody)
 	e.Digest = digest
 	var revisit *warc.Revisit
-	stopped := false
 	if ok && len(res.RawBody) > 0 {
 		if !c.digestsSeen.MayContain(digest) {
 			// Certainly a new payload: no store lookup.
@@ -203,7 +204,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 				e.Annotations = append(e.Annotations, crawllog.AnnotationDuplicateDigest)
 				c.stats.dups.Add(1)
 				c.stats.revisits.Add(1)
-				stopped = c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: r.TargetURI, Exact: true})
+				c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: r.TargetURI, Exact: true})
 			}
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			c.log.Warn("digest lookup failed", "err", err)
@@ -215,7 +216,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 				if m, near := c.near.CheckURL(host, l.URL, fp); near {
 					e.Annotations = append(e.Annotations, crawllog.AnnotationNearDuplicate)
 					c.stats.dups.Add(1)
-					stopped = c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: m.URL})
+					c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: m.URL})
 				}
 			}
 		}
@@ -238,7 +239,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			}
 		}
 	}
-	items := c.outlinks(l, u, links, stopped)
+	items := c.outlinks(l, u, links)
 	if sm != nil {
 		items = append(items, c.sitemapItems(l, u, hs, sm)...)
 	}
@@ -338,7 +339,7 @@ func lastHop(p string) string {
 
 // outlinks turns a page's links into frontier items: crawl normalization,
 // scope (with off-scope hops and the external-link policy), trap limits.
-func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link, siteStopped bool) []frontier.Item {
+func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link) []frontier.Item {
 	if len(links) == 0 {
 		return nil
 	}
@@ -403,9 +404,9 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 			raw = nu.String() // scope and traps below judge the rewritten URL
 		}
 		host := nu.Hostname()
-		if siteStopped && host == srcHost {
-			continue // a trapped site: stop following links within it
-		}
+		// A site a trap limit stopped: its links are no longer followed.
+		// The trap check below refuses them and crawl.log says so (a cut
+		// line), so the summary's trap cuts are the log's trap lines.
 		offHops := 0
 		if !c.scope.inScope(nu) {
 			if c.scope.excluded(nu) || off+1 > c.scope.maxOff {
@@ -453,6 +454,7 @@ func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
 		clear(c.cutLog)
 	}
 	c.cutLog[raw] = struct{}{}
+	c.cutByKind[v.Kind]++
 	c.cutMu.Unlock()
 	status := crawllog.StatusBlockedByQuota
 	ann := "trap:" + string(v.Kind)
@@ -547,7 +549,13 @@ func (c *Crawler) digestLookup(digest string) ([]byte, error) {
 	return c.digests.Get([]byte(digest))
 }
 
+// logLine writes a URL's line; a nil e (a try to be repeated) writes
+// none: as Heritrix does, crawl.log has one line per URL, its final
+// outcome, with the number of tries annotated ("3t").
 func (c *Crawler) logLine(l frontier.Lease, e *crawllog.Entry) {
+	if e == nil {
+		return
+	}
 	e.URL = l.URL
 	e.Path = md1(l.Metadata, mdPath)
 	e.Via = md1(l.Metadata, mdVia)

@@ -393,11 +393,22 @@ func (w *Writer) writeLocked() error {
 	return nil
 }
 
-// Flush writes buffered lines and, for a file, fsyncs it.
+// Flush writes buffered lines and, for a file, fsyncs it. The fsync runs
+// without the lock, so that Log does not wait for the disk; what was
+// written before it is durable when it returns (or was made durable by
+// Close, whose fsync comes before its close).
 func (w *Writer) Flush() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.flushLocked()
+	err := w.writeLocked()
+	f := w.mu.file
+	w.mu.Unlock()
+	if err != nil || f == nil {
+		return err
+	}
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("crawllog: sync: %w", err)
+	}
+	return nil
 }
 
 func (w *Writer) flushLocked() error {

@@ -215,15 +215,22 @@ func (w *Writer) WriteRecord(ctx context.Context, rec *Record) (Location, error)
 // written before survives a crash (then Recover makes the file final).
 func (w *Writer) Flush() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.mu.f == nil {
+	f, name := w.mu.f, w.mu.name
+	if f == nil {
+		w.mu.Unlock()
 		return nil
 	}
 	if err := w.mu.bw.Flush(); err != nil {
-		return fmt.Errorf("warc: flush %s: %w", w.mu.name, err)
+		w.mu.Unlock()
+		return fmt.Errorf("warc: flush %s: %w", name, err)
 	}
-	if err := w.mu.f.Sync(); err != nil {
-		return fmt.Errorf("warc: sync %s: %w", w.mu.name, err)
+	w.mu.Unlock()
+	// The fsync runs without the lock: writers append meanwhile (a crawl's
+	// workers waited on it). What was written before it is made durable by
+	// it, or, if the file was finished meanwhile, by the finish's own
+	// fsync before its close (so a closed file is no error).
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("warc: sync %s: %w", name, err)
 	}
 	return nil
 }

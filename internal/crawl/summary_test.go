@@ -1,0 +1,64 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
+	"github.com/courtesy-crawler/courtesy/internal/traps"
+)
+
+// TestSummaryCountsTruncatedPages: pages over the size cap are cut and
+// the summary says how many, with the cap; the crawler's default cap is
+// DefaultMaxPageSize.
+func TestSummaryCountsTruncatedPages(t *testing.T) {
+	big := strings.Repeat("x", 64<<10)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><body><a href="/big1">a</a> <a href="/big2">b</a> <a href="/small">c</a></body></html>`)
+	})
+	mux.HandleFunc("/big1", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, big) })
+	mux.HandleFunc("/big2", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, big+"y") })
+	mux.HandleFunc("/small", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "small page") })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	res, err := resolve.New([]string{"big.test=" + strings.TrimPrefix(srv.URL, "http://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		limit     int64
+		wantCap   int64
+		truncated int64
+	}{
+		{"default cap", 0, DefaultMaxPageSize, 0},
+		{"32 KiB cap", 32 << 10, 32 << 10, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{DataDir: t.TempDir(), Delay: -1, Workers: 2, MaxDuration: time.Minute, Traps: traps.Limits{MaxSize: tc.limit}}
+			c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			sum, err := c.Run(ctx, []string{"http://big.test/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sum.Finished || sum.Pages < 4 {
+				t.Fatalf("finished %v, %d pages; want finished, at least 4", sum.Finished, sum.Pages)
+			}
+			if sum.MaxSize != tc.wantCap || sum.Truncated != tc.truncated {
+				t.Errorf("cap %d, %d truncated; want cap %d, %d truncated", sum.MaxSize, sum.Truncated, tc.wantCap, tc.truncated)
+			}
+		})
+	}
+}
