@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/courtesy-crawler/courtesy/internal/cluster"
 	"github.com/courtesy-crawler/courtesy/internal/console"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
@@ -28,19 +30,24 @@ import (
 )
 
 // runServe runs the shared frontier: the URLFrontier gRPC service over the
-// embedded Pebble frontier, and optionally the HTTP politeness services.
+// embedded Pebble frontier, or over a Redis Cluster frontier shared by any
+// number of serve nodes, and optionally the HTTP politeness services.
 func runServe(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "serve", "", `Serve Courtesy's frontier over the URLFrontier 2.6 gRPC API (plaintext
 HTTP/2), so that StormCrawler crawlers, the URLFrontier client and
 Courtesy's own tools share one frontier. Acknowledged puts survive a crash; leases
-live in memory. See docs/frontier-service.md.`)
+live in memory. With --redis-cluster, the frontier lives in Redis and any
+number of serve nodes share it. See docs/frontier-service.md.`)
 	var (
 		cf                               commonFlags
 		listen, data, metrics, apiListen string
 		defaultDelay                     time.Duration
 	)
 	fs.StringVar(&listen, "listen", "127.0.0.1:7071", "serve gRPC on this `ADDR`")
-	fs.StringVar(&data, "data", "courtesy-frontier", "keep the frontier in this `DIR`")
+	fs.StringVar(&data, "data", "courtesy-frontier", "keep the frontier (without --redis-cluster) and the robots cache and delays in this `DIR`")
+	var redisAddrs, advertise string
+	fs.StringVar(&redisAddrs, "redis-cluster", "", "keep the frontier in this Redis Cluster (seed `ADDRS`, comma-separated; or one plain Redis server), shared with every serve node on it")
+	fs.StringVar(&advertise, "advertise", "", "the gRPC `ADDR` ListNodes gives for this node (default: the address listened on, with the real port for :0 and the host name for a wildcard IP)")
 	fs.StringVar(&metrics, "metrics-addr", "", "serve Prometheus /metrics on this `ADDR`")
 	fs.StringVar(&apiListen, "api-listen", "", "serve the HTTP politeness services (as the proxy's) on this `ADDR`")
 	var consoleToken, consoleCrawl string
@@ -79,15 +86,34 @@ live in memory. See docs/frontier-service.md.`)
 		return err
 	}
 	defer db.Close()
-	f, err := frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay})
-	if err != nil {
-		return err
-	}
-	defer f.Close() // before db.Close
-
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("serve: listen: %w", err)
+	}
+	if advertise == "" {
+		advertise = advertiseAddr(ln.Addr())
+	}
+	var (
+		f         frontier.API
+		ef        *frontier.Frontier // the embedded frontier, without --redis-cluster
+		listNodes func(context.Context) ([]string, error)
+	)
+	if redisAddrs != "" {
+		cf, ln2, stopMembership, err := serveCluster(ctx, redisAddrs, advertise, defaultDelay)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopMembership()
+		f, listNodes = cf, ln2
+	} else {
+		ef, err = frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay})
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer ef.Close() // before db.Close
+		f = ef
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -97,7 +123,7 @@ live in memory. See docs/frontier-service.md.`)
 		return err
 	}
 	srv, err := urlfrontier.NewServer(urlfrontier.Options{
-		Frontier: f, Nodes: []string{ln.Addr().String()}, Levels: levels, Metrics: m,
+		Frontier: f, Nodes: []string{advertise}, ListNodes: listNodes, Levels: levels, Metrics: m,
 		Logger: levels.Logger("urlfrontier"),
 	})
 	if err != nil {
@@ -127,8 +153,11 @@ live in memory. See docs/frontier-service.md.`)
 			ln.Close()
 			return err
 		}
-		cons, err := console.New(consCfg, console.Sources{Frontier: console.FrontierSource(f, consoleCrawl),
-			Politeness: console.PolitenessSource(gate, robots), Nodes: &console.LocalNode{}})
+		src := console.Sources{Politeness: console.PolitenessSource(gate, robots), Nodes: &console.LocalNode{}}
+		if ef != nil { // the console's hosts views read the embedded frontier only
+			src.Frontier = console.FrontierSource(ef, consoleCrawl)
+		}
+		cons, err := console.New(consCfg, src)
 		if err != nil {
 			ln.Close()
 			return err
@@ -146,7 +175,8 @@ live in memory. See docs/frontier-service.md.`)
 		printConsole(env.Stdout, "serve", aln.Addr().String(), cons.Token())
 	}
 	fmt.Fprintf(env.Stdout, "courtesy serve: URLFrontier gRPC on %s\n", ln.Addr())
-	log.Info("frontier service started", "listen", ln.Addr().String(), "data", data, "default_delay", defaultDelay)
+	log.Info("frontier service started", "listen", ln.Addr().String(), "advertise", advertise, "data", data,
+		"redis_cluster", redisAddrs, "default_delay", defaultDelay)
 
 	errc := make(chan error, 1+len(https))
 	var wg sync.WaitGroup
@@ -193,6 +223,82 @@ live in memory. See docs/frontier-service.md.`)
 	}
 	wg.Wait()
 	return runErr
+}
+
+// advertiseAddr is the address other nodes reach a listener on: the bound
+// address (with the real port when listening on port 0), with the host
+// name in place of a wildcard IP.
+func advertiseAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return a.String()
+	}
+	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
+}
+
+// serveCluster opens the Redis Cluster frontier at addrs (comma-separated
+// seeds, or one plain Redis server) and starts this node's heartbeats as a
+// "serve" node reachable at advertise. listNodes lists the live serve
+// nodes' addresses, sorted; stop ends the heartbeats, removes the node from
+// the membership and closes the Redis client.
+func serveCluster(ctx context.Context, addrs, advertise string, defaultDelay time.Duration) (f *cluster.Frontier,
+	listNodes func(context.Context) ([]string, error), stop func(), err error) {
+	rc, err := cluster.Dial(ctx, []string{addrs})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("serve: %w", err)
+	}
+	f, err = cluster.New(ctx, rc, cluster.Options{DefaultDelay: defaultDelay, KeepCompletedURLs: true})
+	if err != nil {
+		rc.Close()
+		return nil, nil, nil, fmt.Errorf("serve: %w", err)
+	}
+	mem, err := cluster.NewMembership(rc, cluster.MembershipOptions{})
+	if err != nil {
+		rc.Close()
+		return nil, nil, nil, fmt.Errorf("serve: %w", err)
+	}
+	id, started := cluster.NewNodeID(), time.Now()
+	info := func() cluster.NodeInfo {
+		ni := cluster.NodeInfo{ID: id, Role: "serve", Host: advertise, Started: started, LastError: f.LastError()}
+		cluster.FillProcess(&ni)
+		return ni
+	}
+	// The first heartbeat before serving, so that ListNodes lists this
+	// node as soon as its address is printed.
+	if err := mem.Publish(ctx, info()); err != nil {
+		rc.Close()
+		return nil, nil, nil, fmt.Errorf("serve: %w", err)
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mem.Run(hctx, info) // leaves the membership when hctx ends
+	}()
+	stop = func() {
+		cancel()
+		<-done
+		rc.Close()
+	}
+	listNodes = func(ctx context.Context) ([]string, error) {
+		ns, err := mem.Nodes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, n := range ns {
+			if n.Role == "serve" && !n.Dead && !slices.Contains(out, n.Host) {
+				out = append(out, n.Host)
+			}
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+	return f, listNodes, stop, nil
 }
 
 // serveLogLevels builds the per-package log levels over the handler the

@@ -34,11 +34,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serveProcess runs `courtesy serve` on dir in a child process and returns
-// it with the address it listens on.
-func serveProcess(t *testing.T, dir string) (*exec.Cmd, string) {
+// serveProcess runs `courtesy serve` on dir (and the extra flags) in a
+// child process and returns it with the address it listens on.
+func serveProcess(t *testing.T, dir string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve", "--listen", "127.0.0.1:0", "--data", dir, "--log-level", "warn")
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", dir, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "COURTESY_CLI_HELPER=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

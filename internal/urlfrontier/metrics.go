@@ -23,8 +23,9 @@ type Metrics struct {
 }
 
 // NewMetrics registers the metrics with reg; f, when not nil, feeds the
-// frontier gauges.
-func NewMetrics(reg prometheus.Registerer, f *frontier.Frontier) (*Metrics, error) {
+// frontier gauges (the pending-queues gauge only when f reports it, as the
+// embedded frontier does).
+func NewMetrics(reg prometheus.Registerer, f frontier.API) (*Metrics, error) {
 	m := &Metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "courtesy_urlfrontier_requests_total", Help: "URLFrontier RPCs by method and gRPC status code.",
@@ -41,8 +42,10 @@ func NewMetrics(reg prometheus.Registerer, f *frontier.Frontier) (*Metrics, erro
 		}, []string{"method"}),
 	}
 	cs := []prometheus.Collector{m.calls, m.latency, m.in, m.out}
-	if f != nil {
-		cs = append(cs, &frontierCollector{f: f})
+	if !isNil(f) {
+		c := &frontierCollector{f: f}
+		c.pending, _ = f.(pendingQueuer)
+		cs = append(cs, c)
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -93,8 +96,15 @@ func (m *Metrics) StreamInterceptor() grpc.StreamServerInterceptor {
 	}
 }
 
+// pendingQueuer is a frontier that counts its pending queues (the
+// embedded one).
+type pendingQueuer interface{ PendingQueues() int }
+
 // frontierCollector reads the frontier's statistics at each scrape.
-type frontierCollector struct{ f *frontier.Frontier }
+type frontierCollector struct {
+	f       frontier.API
+	pending pendingQueuer // nil: no pending-queues gauge
+}
 
 var (
 	descURLs = prometheus.NewDesc("courtesy_frontier_urls",
@@ -110,8 +120,11 @@ var (
 )
 
 func (c *frontierCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descURLs, descQueues, descCrawls, descActive, descPending} {
+	for _, d := range []*prometheus.Desc{descURLs, descQueues, descCrawls, descActive} {
 		ch <- d
+	}
+	if c.pending != nil {
+		ch <- descPending
 	}
 }
 
@@ -123,7 +136,9 @@ func (c *frontierCollector) Collect(ch chan<- prometheus.Metric) {
 		active = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descActive, prometheus.GaugeValue, active)
-	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(c.f.PendingQueues()))
+	if c.pending != nil {
+		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(c.pending.PendingQueues()))
+	}
 	for _, name := range crawls {
 		s := c.f.Stats(name, "")
 		for state, v := range map[string]uint64{"queued": s.Size, "in_process": s.InProcess, "completed": s.Completed, "retired": s.Retired} {

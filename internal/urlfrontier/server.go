@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -34,10 +35,15 @@ const (
 // Options configures a Server. Frontier is required; the zero value of
 // every other field works.
 type Options struct {
-	Frontier *frontier.Frontier
+	// Frontier is the embedded frontier (*frontier.Frontier) or a shared
+	// one (the Redis Cluster frontier).
+	Frontier frontier.API
 	// Nodes is what ListNodes returns (this node's host:port); sorted by
 	// the caller.
 	Nodes []string
+	// ListNodes, when set, answers ListNodes instead of Nodes: the live
+	// service nodes sharing the frontier, sorted.
+	ListNodes func(ctx context.Context) ([]string, error)
 	// Levels receives SetLogLevel; nil ignores it (after validation).
 	Levels *LogLevels
 	// Logger logs the service's events; nil discards them.
@@ -54,10 +60,10 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Server implements the URLFrontier service over a frontier.Frontier.
+// Server implements the URLFrontier service over a frontier.API.
 type Server struct {
 	pb.UnimplementedURLFrontierServer
-	f   *frontier.Frontier
+	f   frontier.API
 	o   Options
 	log *slog.Logger
 }
@@ -65,7 +71,7 @@ type Server struct {
 // NewServer returns the service; register it with pb.RegisterURLFrontierServer
 // or use NewGRPCServer.
 func NewServer(o Options) (*Server, error) {
-	if o.Frontier == nil {
+	if isNil(o.Frontier) {
 		return nil, errors.New("urlfrontier: a frontier is required")
 	}
 	if o.MaxPutInFlight <= 0 {
@@ -119,9 +125,27 @@ func checkKey(key, crawlID string, need bool) (string, error) {
 	return frontier.NormalizeCrawlID(crawlID), nil
 }
 
-// ListNodes returns this node (the service is not clustered).
-func (s *Server) ListNodes(context.Context, *pb.Empty) (*pb.StringList, error) {
+// ListNodes returns the service nodes: Options.ListNodes's answer when
+// set (the nodes sharing a clustered frontier), else Options.Nodes.
+func (s *Server) ListNodes(ctx context.Context, _ *pb.Empty) (*pb.StringList, error) {
+	if s.o.ListNodes != nil {
+		nodes, err := s.o.ListNodes(ctx)
+		if err != nil {
+			return nil, internal("list nodes", err)
+		}
+		return &pb.StringList{Values: nodes}, nil
+	}
 	return &pb.StringList{Values: append([]string(nil), s.o.Nodes...)}, nil
+}
+
+// isNil reports whether f is nil, or an interface holding a nil pointer
+// (a nil *frontier.Frontier passed as a frontier.API).
+func isNil(f frontier.API) bool {
+	if f == nil {
+		return true
+	}
+	v := reflect.ValueOf(f)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // ListCrawls returns the crawl IDs, sorted.
