@@ -32,8 +32,9 @@ func runTestweb(ctx context.Context, env *Env, args []string) error {
 	}
 	fs := newFlagSet(env, "testweb", "", `
 Serve the synthetic web: thousands of virtual hosts under .test on one
-loopback listener, with the hazards of seed 001 section 4 and the robots.txt
-and sitemap variety of seeds 000 and 002 (see docs/testweb.md). Clients reach
+loopback listener, with the hazards a crawler meets on the real web (spider
+traps, session ids, growing URLs, duplicate hosts, malformed HTML) and a wide
+variety of robots.txt files and sitemaps (see docs/testweb.md). Clients reach
 the hosts with --resolve '*.test=ADDR' (courtesy), as an HTTP proxy
 (curl -x http://ADDR), or through the /etc/hosts lines of 'testweb hosts'.
 

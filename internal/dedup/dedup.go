@@ -3,7 +3,7 @@
 // and near-duplicates by a 64-bit simhash of the page text with a per-site
 // index that answers "is there a page within Hamming distance 3?" in a few
 // table lookups (Manku, Jain and Das Sarma, "Detecting near-duplicates for
-// web crawling", WWW 2007). Seed 001 §4 lists duplicates among a crawler's
+// web crawling", WWW 2007). The Viúva Negra report §4 lists duplicates among a crawler's
 // hazards and §6 stops a site after 10 duplicates; package traps applies
 // that limit, this package detects them.
 //

@@ -11,7 +11,7 @@ import (
 
 // Defaults of IndexOptions.
 const (
-	// DefaultMaxPerSite follows seed 001 §6: a site is cut at 5,000 URLs,
+	// DefaultMaxPerSite follows the Viúva Negra report §6: a site is cut at 5,000 URLs,
 	// so remembering 5,000 pages covers a whole site.
 	DefaultMaxPerSite = 5000
 	// DefaultMaxSites is high enough that a crawl serving thousands of

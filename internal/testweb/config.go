@@ -15,7 +15,7 @@ const (
 	MaxPagesPerSite = 1_000_000
 	MaxPageBytes    = 8 << 20
 	MaxLinks        = 1000
-	// MaxEndlessBytes bounds Config.EndlessBytes (seed 001 §6 uses 2 MB as
+	// MaxEndlessBytes bounds Config.EndlessBytes (the Viúva Negra report §6 uses 2 MB as
 	// its content size limit; the endless body must exceed any sane one).
 	MaxEndlessBytes = 1 << 30
 	// MaxSlowDelay bounds Config.SlowDelay.

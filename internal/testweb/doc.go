@@ -1,6 +1,6 @@
 // Package testweb is a deterministic synthetic web: thousands of virtual
 // hosts under the reserved .test TLD (RFC 6761), served by one http.Handler
-// on loopback, reproducing the hazards of seed 001 §4 (spider traps, session
+// on loopback, reproducing the hazards of the Viúva Negra report §4 (spider traps, session
 // ids, directory-list reordering, growing URLs, wrong media types, malformed
 // HTML, duplicate hosts, the www prefix) and the robots.txt and sitemap
 // variety of seeds 000 §4.3 and 002 §3. Every request can be recorded as one

@@ -245,7 +245,7 @@ func (w *Web) serveRobots(rw http.ResponseWriter, s *Site, host string) {
 }
 
 // sessionLinks sets the session cookie and returns the session id to put
-// in links: none when the client sent the cookie back (seed 001 §5.4: a
+// in links: none when the client sent the cookie back (the Viúva Negra report §5.4: a
 // crawler accepting cookies avoids the trap), else a new id derived from the
 // old one, as if every session expired at once.
 func (w *Web) sessionLinks(rw http.ResponseWriter, r *http.Request, old string) string {
@@ -258,7 +258,7 @@ func (w *Web) sessionLinks(rw http.ResponseWriter, r *http.Request, old string) 
 }
 
 // serveEndless streams a body until the client goes away, EndlessBytes are
-// written or EndlessTime has passed (seed 001 §4.1: infinite size contents).
+// written or EndlessTime has passed (the Viúva Negra report §4.1: infinite size contents).
 func (w *Web) serveEndless(rw http.ResponseWriter, r *http.Request, rt *route) {
 	rw.Header()["Content-Type"] = []string{rt.str}
 	rw.WriteHeader(200)

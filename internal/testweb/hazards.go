@@ -98,7 +98,7 @@ func routeGrowing(rt *route, prefix string) bool {
 }
 
 // routeCalendar routes /calendar/YYYY/MM/ and /calendar/YYYY/MM/DD/ for
-// years 1 to 9999: an effectively infinite calendar (seed 001 §5.4).
+// years 1 to 9999: an effectively infinite calendar (the Viúva Negra report §5.4).
 func routeCalendar(rt *route) bool {
 	rest, ok := strings.CutPrefix(rt.path, "/calendar/")
 	if !ok || !strings.HasSuffix(rest, "/") {
@@ -140,7 +140,7 @@ var dirs = map[string][]string{
 }
 
 // routeDirList routes Apache-style listings: every listing URL with a sort
-// query (?C=N;O=D in Apache 2, ?N=D in Apache 1.3 as seed 001 §5.4 shows)
+// query (?C=N;O=D in Apache 2, ?N=D in Apache 1.3 as the Viúva Negra report §5.4 shows)
 // is a reordering of the same listing, hence a trap URL.
 func routeDirList(rt *route) bool {
 	p := rt.path
@@ -162,7 +162,7 @@ func routeDirList(rt *route) bool {
 }
 
 // mediaFiles are media.test's non-HTML files, some with the wrong
-// Content-Type (seed 001 §4.2).
+// Content-Type (the Viúva Negra report §4.2).
 var mediaFiles = []struct {
 	path, ctype string
 	body        []byte

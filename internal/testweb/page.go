@@ -244,7 +244,7 @@ type pageOpts struct {
 	stamp      string // a "generated at" line (near-duplicates)
 	nav        []link
 	links      []link
-	malformed  bool // break the markup the way careless authors do (seed 001 §4.2)
+	malformed  bool // break the markup the way careless authors do (the Viúva Negra report §4.2)
 }
 
 // htmlEscape appends s with the five HTML special characters escaped.

@@ -162,7 +162,7 @@ Disallow: /private/
 Disallow: /moved-rules/
 `
 
-// robotsREGP is a Robot-version 3.0 file in the shape of seed 002 §3.2's
+// robotsREGP is a Robot-version 3.0 file in the shape of the REGP paper §3.2's
 // example: header, command sequences, nested braces, a global section with
 // Sitemap, Visit-time and Language, and ## comments.
 const robotsREGP = `Robot-version: 3.0
@@ -188,7 +188,7 @@ Language: en, en-us
 `
 
 // robotsREGPWindow opens the site to robots only in the morning (UTC),
-// with REGP's Visit-time (seed 002 §3.2.8): a polite crawler waits for the
+// with REGP's Visit-time (the REGP paper §3.2.8): a polite crawler waits for the
 // window. The Time-forbidden period is in the past and changes nothing.
 // The window is Config.VisitTime (default 00:00-12:00, mornings only).
 const robotsREGPWindow = `Robot-version: 3.0
@@ -200,7 +200,7 @@ Time-forbidden: 1 Jan 2026 00:00:00 UT-2 Jan 2026 23:59:59 UT
 `
 
 // robotsHost is served on canonical.test and www.canonical.test alike, as
-// Yandex asks: the Host line names the main mirror (seed 002 §3.2.13), so
+// Yandex asks: the Host line names the main mirror (the REGP paper §3.2.13), so
 // a crawler entering by www.canonical.test crawls canonical.test instead.
 const robotsHost = `User-agent: *
 Disallow: /private/
@@ -208,7 +208,7 @@ Host: canonical.test
 `
 
 // robotsMirrored is mirrored.test's robots.txt: REGP Mirror-site lines
-// (seed 002 §3.2.11) name two mirrors "crawlers should visit instead", to
+// (the REGP paper §3.2.11) name two mirrors "crawlers should visit instead", to
 // spread the load. The mirrors serve defaultRobots (no Mirror-site lines:
 // a mirror does not send crawlers on to its siblings).
 const robotsMirrored = `Robot-version: 3.0
@@ -336,7 +336,7 @@ func sitemapOrphans(s *Site, path string) (from, to int) {
 }
 
 // sitemapXML builds an XML sitemap listing the home page (if home) and
-// orphans from..to, with seed 002 §3.2.12's <type> and <srcloc> tags.
+// orphans from..to, with the REGP paper §3.2.12's <type> and <srcloc> tags.
 func sitemapXML(s *Site, home bool, from, to int) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")

@@ -106,7 +106,7 @@ func parseSort(q string) (col, ord byte) {
 }
 
 // renderDirList appends an Apache-style listing of dir sorted as the query
-// says, with the column headers linking to the other orders (seed 001 §4.1,
+// says, with the column headers linking to the other orders (the Viúva Negra report §4.1,
 // Figure 2). /pub/docs/ and below use the Apache 1.3 query form.
 func renderDirList(b []byte, dir, query string) []byte {
 	col, ord := parseSort(query)
@@ -194,7 +194,7 @@ func (w *Web) renderNearDup(b []byte, s *Site, n int) []byte {
 }
 
 // renderWild appends the doorway page every *.wild.test name answers, with
-// links to five more invented names (seed 001 §4.1, DNS wildcards).
+// links to five more invented names (the Viúva Negra report §4.1, DNS wildcards).
 func (w *Web) renderWild(b []byte, s *Site, host string) []byte {
 	r := w.seedFor(s.identity, host)
 	links := make([]link, 0, 6)

@@ -33,7 +33,7 @@ const (
 	KindRobots5xx      Kind = "robots-5xx"      // robots.txt answers 500 or 503
 	KindRobots429      Kind = "robots-429"      // robots.txt answers 429 with Retry-After
 	KindRobotsRedirect Kind = "robots-redirect" // robots.txt redirects to another host
-	KindRobotsREGP     Kind = "robots-regp"     // REGP Robot-version 3.0 file (seed 002 §3)
+	KindRobotsREGP     Kind = "robots-regp"     // REGP Robot-version 3.0 file (the REGP paper §3)
 	KindVisitTime      Kind = "visit-time"      // REGP Visit-time window (robots open 00:00-12:00 UTC)
 	KindRobotsHuge     Kind = "robots-huge"     // robots.txt over 500 KiB
 	KindSitemapXML     Kind = "sitemap-xml"     // XML sitemap with REGP <type>/<srcloc>
@@ -52,7 +52,7 @@ const (
 	KindTrap           Kind = "trap"            // a spider trap; Site.Trap says which
 )
 
-// Trap names a kind of spider trap (seed 001 §4.1).
+// Trap names a kind of spider trap (the Viúva Negra report §4.1).
 type Trap string
 
 // Trap kinds.
@@ -75,7 +75,7 @@ type Site struct {
 	// Host is the site's canonical name, lower case, without port.
 	Host string
 	// Aliases are other names serving the same content (the www. prefix,
-	// mirrors; seed 001 §4.3). Lookup maps them to this site.
+	// mirrors; the Viúva Negra report §4.3). Lookup maps them to this site.
 	Aliases []string
 	// Kinds says what the site reproduces.
 	Kinds []Kind
@@ -112,8 +112,8 @@ type Site struct {
 	DupGroup string
 	// NonCanonical are the names of the site whose robots.txt asks
 	// crawlers to crawl another name instead: the names a robots.txt
-	// Host: line does not name (Yandex; seed 002 §3.2.13), and the name
-	// whose REGP Mirror-site: lines send crawlers to the Mirrors (seed 002
+	// Host: line does not name (Yandex; the REGP paper §3.2.13), and the name
+	// whose REGP Mirror-site: lines send crawlers to the Mirrors (the REGP paper
 	// §3.2.11). A crawler honouring the directives requests nothing there
 	// but /robots.txt.
 	NonCanonical []string

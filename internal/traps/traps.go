@@ -1,5 +1,5 @@
-// Package traps keeps a crawl out of spider traps (seed 001 §4.1, §5.4) with
-// per-site limits whose defaults are the thresholds of seed 001 §6 (Table
+// Package traps keeps a crawl out of spider traps (the Viúva Negra report §4.1, §5.4) with
+// per-site limits whose defaults are the thresholds of the Viúva Negra report §6 (Table
 // 7): at most 5,000 URLs per site, depth 5, 10 duplicates per site,
 // 200-character URLs, 60 s per download and 2 MB per content; plus a limit
 // on repeated path segments (growing URLs such as /spider/spider/spider/,
@@ -64,14 +64,14 @@ var Kinds = []Kind{URLsPerSite, Depth, Duplicates, URLLength, RepeatedSegments, 
 // Limits are the thresholds. For every field 0 means the default and a
 // negative value means no limit.
 type Limits struct {
-	// MaxURLsPerSite: URLs admitted per site (seed 001 §6: 5,000).
+	// MaxURLsPerSite: URLs admitted per site (the Viúva Negra report §6: 5,000).
 	MaxURLsPerSite int `yaml:"max-urls-per-site"`
-	// MaxDepth: link hops from a seed (seed 001 §6: 5). Seeds are depth 0.
+	// MaxDepth: link hops from a seed (the Viúva Negra report §6: 5). Seeds are depth 0.
 	MaxDepth int `yaml:"max-depth"`
 	// MaxDuplicatesPerSite: exact or near-duplicate pages per site before
-	// its links are no longer followed (seed 001 §6: 10).
+	// its links are no longer followed (the Viúva Negra report §6: 10).
 	MaxDuplicatesPerSite int `yaml:"max-duplicates-per-site"`
-	// MaxURLLength: characters of a URL (seed 001 §6: 200).
+	// MaxURLLength: characters of a URL (the Viúva Negra report §6: 200).
 	MaxURLLength int `yaml:"max-url-length"`
 	// MaxSegmentRepeats: how often one path segment may occur in a URL
 	// (default 2: /a/b/a/ passes, /a/a/a/ is a growing-URL trap).
@@ -79,9 +79,9 @@ type Limits struct {
 	// MaxHostsPerDomain: host names admitted per registrable domain, the
 	// guard against DNS wildcards (default 100).
 	MaxHostsPerDomain int `yaml:"max-hosts-per-domain"`
-	// MaxDownloadTime: time to download one content (seed 001 §6: 60 s).
+	// MaxDownloadTime: time to download one content (the Viúva Negra report §6: 60 s).
 	MaxDownloadTime time.Duration `yaml:"max-download-time"`
-	// MaxSize: bytes of one content; longer ones are truncated (seed 001
+	// MaxSize: bytes of one content; longer ones are truncated (the Viúva Negra report
 	// §6: 2 MB).
 	MaxSize int64 `yaml:"max-size"`
 }

@@ -4,7 +4,7 @@
 // of the crawler process (bench/measure's JSON), the politeness the report
 // found and, when the report was made with --coverage, how many of the
 // pages reachable by links the crawler fetched; then the ratios of the last crawler to the first against
-// issue 5's targets (at least 3x the pages/s, at most 1/3 of the CPU per
+// the crawl targets (at least 3x the pages/s, at most 1/3 of the CPU per
 // page, RSS under 500 MB).
 //
 //	crawltable -dir DIR NAME...

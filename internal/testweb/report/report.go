@@ -102,7 +102,7 @@ type Report struct {
 	// Disallowed counts requests robots.txt disallows for the agent.
 	Disallowed int `json:"disallowed"`
 	// OutsideVisitTime counts requests the agent's REGP Visit-time and
-	// Time-forbidden windows did not permit at their start (seed 002
+	// Time-forbidden windows did not permit at their start (the REGP paper
 	// §3.2.8).
 	OutsideVisitTime int `json:"outside_visit_time"`
 	// BeforeRobots counts requests (other than robots.txt) to a host that
@@ -272,7 +272,7 @@ func (a *analyzer) group(s *testweb.Site, agent string) *robots.Group {
 
 // delay is the robots.txt delay of agent on s for target at t: the longer
 // of Crawl-delay and the Request-rate interval, path-specific where a REGP
-// nested block says so (seed 002 §3.2).
+// nested block says so (the REGP paper §3.2).
 func (a *analyzer) delay(s *testweb.Site, agent, target string, t time.Time) time.Duration {
 	g := a.group(s, agent)
 	if g == nil {
