@@ -3,7 +3,7 @@
 // on loopback, reproducing the hazards of the Viúva Negra report §4 (spider traps, session
 // ids, directory-list reordering, growing URLs, wrong media types, malformed
 // HTML, duplicate hosts, the www prefix) and the robots.txt and sitemap
-// variety of seeds 000 §4.3 and 002 §3. Every request can be recorded as one
+// variety of the polite-proxy thesis (§4.3) and the REGP paper (§3). Every request can be recorded as one
 // JSON line, so that a crawl's politeness can be judged afterwards by the
 // report package (internal/testweb/report).
 //
