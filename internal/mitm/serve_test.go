@@ -18,6 +18,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/poll"
 )
 
 // echo answers with what the proxy's handler would see of the request.
@@ -390,15 +392,13 @@ func TestServeConnNoGoroutineLeak(t *testing.T) {
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= before }, "goroutines to return to the baseline")
 }
 
-// waitFor polls cond for up to 10 s: a bounded wait for goroutines that
-// end on their own, not a timing assertion.
+// waitFor waits up to 10 s for cond (goroutines that end on their own:
+// a bounded wait, not a timing assertion) and dumps every goroutine when
+// it does not hold.
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	for range 1000 {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if poll.Within(10*time.Second, cond) {
+		return
 	}
 	buf := make([]byte, 1<<20)
 	n := runtime.Stack(buf, true)

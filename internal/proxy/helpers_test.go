@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/httpcache"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/poll"
 )
 
 // origin is a test web server that records when each request started and
@@ -237,13 +237,5 @@ func checkGoroutines(t *testing.T, before, slack int) {
 // waitFor polls cond until it holds or a bounded time passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	poll.Until(t, 10*time.Second, what, cond)
 }
