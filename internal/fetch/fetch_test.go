@@ -1,3 +1,6 @@
+// Over 600 lines: one table per fetch rule (limits, decoding, cookies,
+// redirects, timeouts) against the same local origins and helpers.
+
 package fetch
 
 import (

@@ -1,3 +1,7 @@
+// Over 600 lines: the synthetic web's contract, one test per kind of site
+// (robots variants, traps, redirects, media, mirrors), all on one shared web;
+// split by site family it would repeat the web's set-up in every file.
+
 package testweb
 
 import (
