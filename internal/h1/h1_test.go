@@ -1,3 +1,6 @@
+// Over 600 lines: the HTTP/1.1 client's framing and connection reuse cases,
+// each against a raw TCP origin built from the same helpers.
+
 package h1
 
 import (

@@ -1,3 +1,6 @@
+// Over 600 lines: every RPC of the URLFrontier service through the
+// generated client, on one fixture; a file per RPC would repeat it.
+
 package urlfrontier
 
 import (
