@@ -6,9 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,118 +15,13 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/courtesy-crawler/courtesy/internal/browsertest"
 	"github.com/courtesy-crawler/courtesy/internal/proxy"
 	"github.com/courtesy-crawler/courtesy/internal/testweb"
 	"github.com/courtesy-crawler/courtesy/internal/testweb/report"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/console.png from the browser test")
-
-// chromiumPath is Debian's chromium (scripts/install-test-deps installs it).
-const chromiumPath = "/usr/bin/chromium"
-
-// browser starts a headless chromium with a fresh profile and returns a
-// tab context; it fails the test when chromium is missing.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path := chromiumPath
-	if _, err := os.Stat(path); err != nil {
-		p, err := exec.LookPath("chromium")
-		if err != nil {
-			t.Fatalf("chromium not found at %s or on PATH (run scripts/install-test-deps): %v", chromiumPath, err)
-		}
-		path = p
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return ctx
-}
-
-// consoleErrors collects what the page reports as errors: console.error
-// calls, uncaught exceptions, and failed loads the browser logs.
-type consoleErrors struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (c *consoleErrors) take() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.msgs
-	c.msgs = nil
-	return m
-}
-
-func listenErrors(ctx context.Context) *consoleErrors {
-	ce := &consoleErrors{}
-	msgs := chromedp.Console(ctx) // subscribes now
-	go func() {
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
-				ce.mu.Lock()
-				ce.msgs = append(ce.msgs, string(m.Type)+": "+m.Text+" "+m.URL)
-				ce.mu.Unlock()
-			}
-		}
-	}()
-	return ce
-}
-
-// waitFor polls cond every 100 ms until it holds or limit passes.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", limit, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func text(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
-	}
-	return strings.TrimSpace(s)
-}
-
-func number(s string) int64 {
-	n, _ := strconv.ParseInt(strings.NewReplacer(",", "", " ", "", "\u202f", "", "\u00a0", "").Replace(s), 10, 64)
-	return n
-}
-
-func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(tctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
 
 // TestBrowser drives the console in Debian's chromium during a small real
 // crawl of the synthetic web.
@@ -159,25 +52,25 @@ func TestBrowser(t *testing.T) {
 		wg.Wait()
 	})
 
-	b := browser(t)
-	errs := listenErrors(b)
-	pages := func() int64 { return number(text(t, b, "#pages")) }
+	b := browsertest.Start(t)
+	errs := browsertest.ListenErrors(b)
+	pages := func() int64 { return browsertest.Number(browsertest.Text(t, b, "#pages")) }
 
 	// Every view loads without errors.
 	for _, v := range []string{"overview", "hosts", "host/site-0001.test", "nodes", "proxy", "actions"} {
 		view := strings.SplitN(v, "/", 2)[0]
-		run(t, b, "load "+v, chromedp.Navigate(base+"/#"+v), chromedp.WaitVisible(`body[data-view="`+view+`"]`))
-		if e := errs.take(); len(e) > 0 {
+		browsertest.Run(t, b, "load "+v, chromedp.Navigate(base+"/#"+v), chromedp.WaitVisible(`body[data-view="`+view+`"]`))
+		if e := errs.Take(); len(e) > 0 {
 			t.Errorf("view %s: browser errors: %q", v, e)
 		}
 	}
 
 	// The proxy view shows the proxy's counters and trace.
-	run(t, b, "proxy view", chromedp.Navigate(base+"/#proxy"), chromedp.WaitVisible(chromedp.CSS("#trace-table tbody tr td")))
-	if got := text(t, b, "#proxy-stats"); !strings.Contains(got, "Cache hit ratio") || !strings.Contains(got, "100 %") {
+	browsertest.Run(t, b, "proxy view", chromedp.Navigate(base+"/#proxy"), chromedp.WaitVisible(chromedp.CSS("#trace-table tbody tr td")))
+	if got := browsertest.Text(t, b, "#proxy-stats"); !strings.Contains(got, "Cache hit ratio") || !strings.Contains(got, "100 %") {
 		t.Errorf("proxy stats %q", got)
 	}
-	if got := text(t, b, "#trace-table tbody"); !strings.Contains(got, "http://site-0003.test/") {
+	if got := browsertest.Text(t, b, "#trace-table tbody"); !strings.Contains(got, "http://site-0003.test/") {
 		t.Errorf("proxy trace %q", got)
 	}
 
@@ -192,68 +85,68 @@ func TestBrowser(t *testing.T) {
 	// wider than the screen.
 	for _, v := range []string{"overview", "hosts", "host/site-0002.test"} {
 		view := strings.SplitN(v, "/", 2)[0]
-		run(t, b, "phone "+v, chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/#"+v),
+		browsertest.Run(t, b, "phone "+v, chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/#"+v),
 			chromedp.WaitVisible(chromedp.CSS(`body[data-view="`+view+`"]`)))
 		fits, err := chromedp.Run(b, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= document.documentElement.clientWidth`))
 		if err != nil || !fits {
 			t.Errorf("view %s is wider than a 390 px screen (%v)", v, err)
 		}
 	}
-	run(t, b, "laptop", chromedp.EmulateViewport(1280, 1000))
+	browsertest.Run(t, b, "laptop", chromedp.EmulateViewport(1280, 1000))
 
 	// The pages counter rises.
-	run(t, b, "overview", chromedp.Navigate(base+"/#overview"), chromedp.WaitVisible(chromedp.CSS(`body[data-view="overview"]`)))
+	browsertest.Run(t, b, "overview", chromedp.Navigate(base+"/#overview"), chromedp.WaitVisible(chromedp.CSS(`body[data-view="overview"]`)))
 	first := pages()
-	waitFor(t, 20*time.Second, "the pages counter to rise", func() bool { return pages() > first && pages() > 0 })
+	browsertest.WaitFor(t, 20*time.Second, "the pages counter to rise", func() bool { return pages() > first && pages() > 0 })
 
 	// An action without the token is refused.
-	run(t, b, "pause without token", chromedp.Click(chromedp.CSS("#pause")))
-	waitFor(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(text(t, b, "#msg"), "Refused (401)") })
+	browsertest.Run(t, b, "pause without token", chromedp.Click(chromedp.CSS("#pause")))
+	browsertest.WaitFor(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(browsertest.Text(t, b, "#msg"), "Refused (401)") })
 	if !crawl.fr.Active() {
 		t.Fatal("the crawl paused on an action without the token")
 	}
-	for _, e := range errs.take() { // the browser logs the 401 itself
+	for _, e := range errs.Take() { // the browser logs the 401 itself
 		if !strings.Contains(e, "401") {
 			t.Errorf("browser error: %s", e)
 		}
 	}
 
 	// Pause stops the counter; resume starts it again.
-	run(t, b, "token", chromedp.SendKeys(chromedp.CSS("#token"), testToken), chromedp.Click(chromedp.CSS(`#token-form button`)))
-	run(t, b, "pause", chromedp.Click(chromedp.CSS("#pause")))
-	waitFor(t, 10*time.Second, "the pause", func() bool { return !crawl.fr.Active() && strings.Contains(text(t, b, "#state"), "paused") })
-	waitFor(t, 15*time.Second, "fetches under way to end", func() bool { return crawl.inFlight.Load() == 0 })
+	browsertest.Run(t, b, "token", chromedp.SendKeys(chromedp.CSS("#token"), testToken), chromedp.Click(chromedp.CSS(`#token-form button`)))
+	browsertest.Run(t, b, "pause", chromedp.Click(chromedp.CSS("#pause")))
+	browsertest.WaitFor(t, 10*time.Second, "the pause", func() bool { return !crawl.fr.Active() && strings.Contains(browsertest.Text(t, b, "#state"), "paused") })
+	browsertest.WaitFor(t, 15*time.Second, "fetches under way to end", func() bool { return crawl.inFlight.Load() == 0 })
 	paused := crawl.pages.Load()
-	waitFor(t, 10*time.Second, "the page to show the paused count", func() bool { return pages() == paused })
+	browsertest.WaitFor(t, 10*time.Second, "the page to show the paused count", func() bool { return pages() == paused })
 	time.Sleep(3 * time.Second) // three live updates while paused
 	if got := pages(); got != paused || crawl.pages.Load() != paused {
 		t.Fatalf("paused at %d pages, but the page shows %d and the crawl has %d", paused, got, crawl.pages.Load())
 	}
-	run(t, b, "resume", chromedp.Click(chromedp.CSS("#resume")))
-	waitFor(t, 20*time.Second, "the counter to rise after resume", func() bool { return pages() > paused })
+	browsertest.Run(t, b, "resume", chromedp.Click(chromedp.CSS("#resume")))
+	browsertest.WaitFor(t, 20*time.Second, "the counter to rise after resume", func() bool { return pages() > paused })
 
 	// The hosts table pages and sorts.
-	run(t, b, "hosts", chromedp.Navigate(base+"/#hosts"), chromedp.WaitVisible(chromedp.CSS("#hosts-table tbody tr td a")))
-	if got := text(t, b, "#page-info"); !strings.HasPrefix(got, "Hosts 1–50 of ") {
+	browsertest.Run(t, b, "hosts", chromedp.Navigate(base+"/#hosts"), chromedp.WaitVisible(chromedp.CSS("#hosts-table tbody tr td a")))
+	if got := browsertest.Text(t, b, "#page-info"); !strings.HasPrefix(got, "Hosts 1–50 of ") {
 		t.Errorf("page info %q", got)
 	}
-	firstHost := text(t, b, "#hosts-table tbody tr:first-child td:first-child")
-	run(t, b, "next page", chromedp.Click(chromedp.CSS("#next-page")))
-	waitFor(t, 10*time.Second, "the second page", func() bool { return strings.HasPrefix(text(t, b, "#page-info"), "Hosts 51–") })
-	if h := text(t, b, "#hosts-table tbody tr:first-child td:first-child"); h == firstHost || h <= firstHost {
+	firstHost := browsertest.Text(t, b, "#hosts-table tbody tr:first-child td:first-child")
+	browsertest.Run(t, b, "next page", chromedp.Click(chromedp.CSS("#next-page")))
+	browsertest.WaitFor(t, 10*time.Second, "the second page", func() bool { return strings.HasPrefix(browsertest.Text(t, b, "#page-info"), "Hosts 51–") })
+	if h := browsertest.Text(t, b, "#hosts-table tbody tr:first-child td:first-child"); h == firstHost || h <= firstHost {
 		t.Errorf("second page starts at %q, first at %q", h, firstHost)
 	}
-	run(t, b, "sort by queued", chromedp.Click(chromedp.CSS(`button[data-sort="queued"]`)))
-	waitFor(t, 10*time.Second, "the sort", func() bool {
+	browsertest.Run(t, b, "sort by queued", chromedp.Click(chromedp.CSS(`button[data-sort="queued"]`)))
+	browsertest.WaitFor(t, 10*time.Second, "the sort", func() bool {
 		a, _ := chromedp.Run(b, chromedp.AttributeValue(chromedp.CSS(`#hosts-table th:nth-child(2)`), "aria-sort"))
-		return a.Value == "descending" && strings.HasPrefix(text(t, b, "#page-info"), "Hosts 1–")
+		return a.Value == "descending" && strings.HasPrefix(browsertest.Text(t, b, "#page-info"), "Hosts 1–")
 	})
 	queued, err := chromedp.Run(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#hosts-table tbody tr td:nth-child(2)")].map(td => td.textContent)`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i < len(queued); i++ {
-		if number(queued[i]) > number(queued[i-1]) {
+		if browsertest.Number(queued[i]) > browsertest.Number(queued[i-1]) {
 			t.Fatalf("queued column not descending: %v", queued)
 		}
 	}
@@ -262,19 +155,19 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// Searching works from the keyboard alone: type, then Enter.
-	run(t, b, "search", chromedp.SendKeys(chromedp.CSS("#hosts-q"), "site-000"+kb.Enter))
-	waitFor(t, 10*time.Second, "the search", func() bool { return text(t, b, "#page-info") == "Hosts 1–10 of 10" })
+	browsertest.Run(t, b, "search", chromedp.SendKeys(chromedp.CSS("#hosts-q"), "site-000"+kb.Enter))
+	browsertest.WaitFor(t, 10*time.Second, "the search", func() bool { return browsertest.Text(t, b, "#page-info") == "Hosts 1–10 of 10" })
 
 	// A delay changed in the UI reaches the gate and shows as the new gap.
 	const host = "site-0001.test"
-	run(t, b, "host view", chromedp.Navigate(base+"/#host/"+host), chromedp.WaitVisible(chromedp.CSS(`body[data-view="host"]`)))
-	waitFor(t, 5*time.Second, "the delay form", func() bool {
+	browsertest.Run(t, b, "host view", chromedp.Navigate(base+"/#host/"+host), chromedp.WaitVisible(chromedp.CSS(`body[data-view="host"]`)))
+	browsertest.WaitFor(t, 5*time.Second, "the delay form", func() bool {
 		v, _ := chromedp.Run(b, chromedp.Value(chromedp.CSS("#delay-key")))
 		return v == host
 	})
 	changed := time.Now()
-	run(t, b, "set delay", chromedp.SendKeys(chromedp.CSS("#delay-value"), "2500ms"), chromedp.Click(chromedp.CSS("#delay-set")))
-	waitFor(t, 10*time.Second, "the delay to be set", func() bool { return strings.Contains(text(t, b, "#msg"), "Delay of "+host+" set") })
+	browsertest.Run(t, b, "set delay", chromedp.SendKeys(chromedp.CSS("#delay-value"), "2500ms"), chromedp.Click(chromedp.CSS("#delay-set")))
+	browsertest.WaitFor(t, 10*time.Second, "the delay to be set", func() bool { return strings.Contains(browsertest.Text(t, b, "#msg"), "Delay of "+host+" set") })
 	st, err := crawl.gate.Status(context.Background(), host, "")
 	if err != nil || st.Delays.Configured != 2500*time.Millisecond {
 		t.Fatalf("gate delay of %s = %+v, %v; want 2.5s", host, st.Delays, err)
@@ -288,7 +181,7 @@ func TestBrowser(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, 30*time.Second, "three fetches of "+host+" after the change", func() bool { return len(after()) >= 3 })
+	browsertest.WaitFor(t, 30*time.Second, "three fetches of "+host+" after the change", func() bool { return len(after()) >= 3 })
 	rep := report.AnalyzeEntries(crawl.web, after(), report.Options{})
 	hs := rep.Host(host)
 	if hs == nil || hs.Gaps < 2 || hs.MinGapEndToStart < 2500*time.Millisecond {
@@ -297,13 +190,13 @@ func TestBrowser(t *testing.T) {
 	before := report.AnalyzeEntries(crawl.web, crawl.mem.Entries(), report.Options{})
 	t.Logf("min end-to-start gap over all hosts %v; of %s after the change %v", before.MinGapEndToStart, host, hs.MinGapEndToStart)
 
-	if e := errs.take(); len(e) > 0 {
+	if e := errs.Take(); len(e) > 0 {
 		t.Errorf("browser errors: %q", e)
 	}
 
 	// The screenshot of the overview for the docs.
 	if *update {
-		run(t, b, "overview for the screenshot", chromedp.Navigate(base+"/#overview"), chromedp.WaitVisible(chromedp.CSS(`body[data-view="overview"]`)),
+		browsertest.Run(t, b, "overview for the screenshot", chromedp.Navigate(base+"/#overview"), chromedp.WaitVisible(chromedp.CSS(`body[data-view="overview"]`)),
 			chromedp.Sleep(3*time.Second))
 		png, err := chromedp.Run(b, chromedp.FullScreenshot(100))
 		if err != nil {

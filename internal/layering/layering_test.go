@@ -22,6 +22,7 @@ var leaves = []string{
 	"internal/robots", "internal/urlnorm", "internal/kv", "internal/h1", "internal/crawllog",
 	"internal/gzmember", "internal/warc/cdxj", "internal/config", "internal/resolve",
 	"internal/rdf", "internal/cpuclock", "internal/redistest", "internal/fakeclock", "internal/poll",
+	"internal/browsertest",
 }
 
 // wiring packages put components together into a program or a service;
