@@ -18,35 +18,18 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 )
 
 // Clock is the suite's fake clock.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type Clock = fakeclock.Clock
 
 // NewClock returns a clock at t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the fake time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func NewClock(t time.Time) *Clock { return fakeclock.New(t) }
 
 // New makes an empty frontier on the clock now.
 type New func(t *testing.T, now func() time.Time) frontier.API
