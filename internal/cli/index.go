@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/index"
@@ -22,28 +24,7 @@ machine that reads the same files; a restart goes on where it stopped.
 	indexDir := fs.String("index-dir", "", "`DIR` of the stores (default DIR/index)")
 	once := fs.Bool("once", false, "index what is there, then exit")
 	poll := fs.Duration("poll", 2*time.Second, "how often to look for new files")
-	// Only the log flags of commonFlags: no config file or resolver here.
-	var common commonFlags
-	fs.StringVar(&common.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
-	fs.StringVar(&common.logLevel, "log-level", "info", "minimum log `level`: debug, info, warn, error")
-	if err := parseFlags(env, fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if *data == "" {
-		return usagef("--data is required")
-	}
-	if *poll <= 0 {
-		return usagef("--poll must be positive")
-	}
-	log, err := common.logger(env.Stderr)
-	if err != nil {
-		return err
-	}
-	ix, err := index.Open(index.Options{DataDir: *data, IndexDir: *indexDir, Poll: *poll,
-		Logf: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) }})
+	ix, log, err := openIndex(env, fs, args, data, indexDir, poll)
 	if err != nil {
 		return err
 	}
@@ -63,4 +44,35 @@ machine that reads the same files; a restart goes on where it stopped.
 		err = cerr
 	}
 	return err
+}
+
+// openIndex parses the flags of index and search (with only the log
+// flags of commonFlags: no config file or resolver there), checks them and
+// opens the crawl's index.
+func openIndex(env *Env, fs *flag.FlagSet, args []string, data, indexDir *string, poll *time.Duration) (*index.Indexer, *slog.Logger, error) {
+	var common commonFlags
+	fs.StringVar(&common.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
+	fs.StringVar(&common.logLevel, "log-level", "info", "minimum log `level`: debug, info, warn, error")
+	if err := parseFlags(env, fs, args); err != nil {
+		return nil, nil, err
+	}
+	if err := noArgs(fs); err != nil {
+		return nil, nil, err
+	}
+	if *data == "" {
+		return nil, nil, usagef("--data is required")
+	}
+	if *poll <= 0 {
+		return nil, nil, usagef("--poll must be positive")
+	}
+	log, err := common.logger(env.Stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, err := index.Open(index.Options{DataDir: *data, IndexDir: *indexDir, Poll: *poll,
+		Logf: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ix, log, nil
 }

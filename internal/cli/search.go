@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/courtesy-crawler/courtesy/internal/index"
 	"github.com/courtesy-crawler/courtesy/internal/search"
 )
 
@@ -29,28 +28,7 @@ the stores admit one process); --follow=false only serves.`)
 	listen := fs.String("listen", "127.0.0.1:8484", "`ADDR` to serve on")
 	follow := fs.Bool("follow", true, "keep indexing new files while serving")
 	poll := fs.Duration("poll", 2*time.Second, "how often to look for new files when following")
-	// Only the log flags of commonFlags: no config file or resolver here.
-	var common commonFlags
-	fs.StringVar(&common.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
-	fs.StringVar(&common.logLevel, "log-level", "info", "minimum log `level`: debug, info, warn, error")
-	if err := parseFlags(env, fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if *data == "" {
-		return usagef("--data is required")
-	}
-	if *poll <= 0 {
-		return usagef("--poll must be positive")
-	}
-	log, err := common.logger(env.Stderr)
-	if err != nil {
-		return err
-	}
-	ix, err := index.Open(index.Options{DataDir: *data, IndexDir: *indexDir, Poll: *poll,
-		Logf: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) }})
+	ix, _, err := openIndex(env, fs, args, data, indexDir, poll)
 	if err != nil {
 		return err
 	}
