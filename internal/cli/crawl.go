@@ -78,6 +78,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
 	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
 	crawlID := fs.String("crawl-id", "", "the crawl's `ID` in the frontier (default DEFAULT)")
+	lease := fs.Duration("lease", 10*time.Minute, "with --redis-cluster: how long a URL given to this node stays its own; a node that dies leaves its URLs to the others after this `DURATION`")
 	redisCluster := fs.String("redis-cluster", "", "join the crawl shared on this Redis Cluster (seed `ADDRS`, comma-separated; or one plain Redis server): frontier, politeness and robots.txt cache in Redis, WARC files and crawl.log in --data")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
 	waitProfile := fs.String("waitprofile", "", "write Go mutex and block profiles of the crawl to `FILE`.mutex and FILE.block (for developers)")
@@ -212,9 +213,13 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	var node *crawlNode
 	if *redisCluster != "" {
+		if *lease <= 0 {
+			return usagef("--lease must be positive")
+		}
 		if node, err = joinCluster(ctx, *redisCluster, &opts, log); err != nil {
 			return err
 		}
+		opts.Lease = *lease
 		defer func() { node.close() }()
 	}
 	c, err := crawl.New(cfg, opts)

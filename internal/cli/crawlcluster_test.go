@@ -136,3 +136,103 @@ func TestCrawlRedisClusterMaxPages(t *testing.T) {
 	}
 	t.Logf("%d URLs logged in all, %d requests", total, len(mem.Entries()))
 }
+
+// TestCrawlRedisClusterNodeKilled: one of three crawl nodes is killed
+// with SIGKILL in the middle of the crawl and never restarted; with a 3 s
+// lease the other two take its leased URLs over and finish the crawl:
+// every reachable page is fetched, the URLs fetched twice are at most the
+// killed node's fetches in flight (one per host: the gate lets no more),
+// and the web still saw one polite crawler.
+func TestCrawlRedisClusterNodeKilled(t *testing.T) {
+	rc := redistest.StartCluster(t)
+	addrs := strings.Join(rc.Addrs[:3], ",")
+	web, webAddr, mem, seeds := sharedWeb(t)
+	var procs []*crawlProc
+	for _, name := range []string{"a", "b", "c"} {
+		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), addrs, "killed", webAddr, seeds, "--lease", "3s"))
+	}
+	total := 0
+	for _, s := range web.Sites() {
+		total += len(web.Reachable(s))
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(fetchCounts(mem)) < total/3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d pages fetched in a minute", len(fetchCounts(mem)), total)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	victim := procs[0]
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-victim.done
+	if before := len(fetchCounts(mem)); before >= total {
+		t.Fatalf("the crawl was over (%d of %d pages) before the node was killed", before, total)
+	}
+	for _, p := range procs[1:] {
+		p.wait(t, 3*time.Minute)
+	}
+	// The killed node's crawl.log may lack its last lines: the survivors'
+	// logs and the web's own log show what was fetched.
+	counts := fetchCounts(mem)
+	for _, s := range web.Sites() {
+		for _, u := range web.Reachable(s) {
+			if counts[u] == 0 {
+				t.Errorf("reachable page %s never fetched", u)
+			}
+		}
+	}
+	dups := 0
+	for _, n := range counts {
+		if n > 1 {
+			dups++
+		}
+	}
+	if dups > len(web.Sites()) {
+		t.Errorf("%d URLs fetched twice or more; the killed node had at most %d in flight (one per host)", dups, len(web.Sites()))
+	}
+	rep := report.AnalyzeEntries(web, mem.Entries(), report.Options{MinDelay: clusterDelay})
+	if rep.Overlaps != 0 || rep.DelayViolations != 0 || rep.MinDelayViolations != 0 || rep.Disallowed != 0 || rep.BeforeRobots != 0 {
+		t.Errorf("politeness report: %d overlaps, %d Crawl-delay violations, %d gaps under %s, %d disallowed, %d before robots.txt; examples %+v",
+			rep.Overlaps, rep.DelayViolations, rep.MinDelayViolations, clusterDelay, rep.Disallowed, rep.BeforeRobots, rep.Examples)
+	}
+	t.Logf("%d of %d pages fetched, %d URLs fetched twice or more, %d requests", len(counts), total, dups, rep.Requests)
+}
+
+// TestCrawlRedisClusterPlainServer: --redis-cluster with the one address
+// of a plain (non-cluster) Redis server works too: two nodes share the
+// crawl, fetch every reachable page once and politely.
+func TestCrawlRedisClusterPlainServer(t *testing.T) {
+	srv := redistest.Start(t)
+	web, webAddr, mem, seeds := sharedWeb(t)
+	var procs []*crawlProc
+	for _, name := range []string{"a", "b"} {
+		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), srv.Addr, "plain", webAddr, seeds))
+	}
+	for _, p := range procs {
+		p.wait(t, 3*time.Minute)
+	}
+	checkShared(t, web, mem, procs, 0)
+	if o := overlaps(mem); len(o) != 0 {
+		t.Errorf("%d page requests overlapped another on the same host: %v", len(o), o)
+	}
+}
+
+// TestCrawlRedisClusterUsage: --redis-cluster with --frontier, or with a
+// lease that is not positive, is a usage error.
+func TestCrawlRedisClusterUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--frontier", "127.0.0.1:1"}, "not both"},
+		{[]string{"--lease", "0s"}, "--lease must be positive"},
+	} {
+		args := append([]string{"crawl", "--redis-cluster", "127.0.0.1:1", "--data", t.TempDir()}, tc.args...)
+		code, _, errOut := run(t, "", append(args, "http://a.test/")...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

@@ -77,6 +77,10 @@ type Options struct {
 	// and discovered links land a moment apart. 0 means two looks in a
 	// row.
 	DrainGrace time.Duration
+	// Lease is how long a URL handed to this crawler stays its own before
+	// the frontier may serve it to another process sharing the crawl (a
+	// crashed one's URLs come back after it); 0 means 10 minutes.
+	Lease time.Duration
 }
 
 // Summary is what a run did.

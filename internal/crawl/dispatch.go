@@ -45,6 +45,10 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 	}
 	drained := false
 	idle := 0
+	lease := c.opts.Lease
+	if lease <= 0 {
+		lease = 10 * time.Minute
+	}
 	var emptySince time.Time // when idle became 1
 	var synced time.Time     // when completed last read a shared frontier's total
 	for runCtx.Err() == nil {
@@ -78,7 +82,7 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 				continue
 			}
 		}
-		leases, err := c.fr.Get(runCtx, frontier.GetParams{MaxQueues: free, MaxURLsPerQueue: 1, CrawlID: c.cfg.CrawlID, Lease: 10 * time.Minute})
+		leases, err := c.fr.Get(runCtx, frontier.GetParams{MaxQueues: free, MaxURLsPerQueue: 1, CrawlID: c.cfg.CrawlID, Lease: lease})
 		if err != nil {
 			if runCtx.Err() == nil {
 				c.log.Error("frontier get failed", "err", err)
