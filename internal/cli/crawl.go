@@ -51,7 +51,12 @@ On a terminal one live progress line is drawn; otherwise progress is logged.
 
 With --frontier ADDR the URLs come from a URLFrontier service (courtesy
 serve, or any other) instead of the frontier in --data: several crawl
-processes, each with its own --data, share one crawl (--crawl-id) there.`
+processes, each with its own --data, share one crawl (--crawl-id) there.
+With --redis-cluster ADDRS the process joins crawl --crawl-id on a Redis
+Cluster as one crawl node: the frontier and the politeness gate (one
+request per host in flight across all nodes) live in Redis, each node
+writes its own WARC files and crawl.log, and a node stops when the whole
+crawl has nothing queued and nothing in flight.`
 
 // runCrawl is `courtesy crawl`.
 func runCrawl(ctx context.Context, env *Env, args []string) error {
@@ -73,6 +78,8 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
 	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
 	crawlID := fs.String("crawl-id", "", "the crawl's `ID` in the frontier (default DEFAULT)")
+	lease := fs.Duration("lease", 10*time.Minute, "with --redis-cluster: how long a URL given to this node stays its own; a node that dies leaves its URLs to the others after this `DURATION`")
+	redisCluster := fs.String("redis-cluster", "", "join the crawl shared on this Redis Cluster (seed `ADDRS`, comma-separated; or one plain Redis server): frontier, politeness and robots.txt cache in Redis, WARC files and crawl.log in --data")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
 	waitProfile := fs.String("waitprofile", "", "write Go mutex and block profiles of the crawl to `FILE`.mutex and FILE.block (for developers)")
 	var dupHosts []string
@@ -167,7 +174,10 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if err := checkSeeds(seeds, where); err != nil {
 		return err
 	}
-	if len(seeds) == 0 && !hasState(cfg.DataDir) && *frontierAddr == "" {
+	if *frontierAddr != "" && *redisCluster != "" {
+		return usagef("give --frontier or --redis-cluster, not both")
+	}
+	if len(seeds) == 0 && !hasState(cfg.DataDir) && *frontierAddr == "" && *redisCluster == "" {
 		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")
 	}
 	if err := cfg.Validate(); err != nil {
@@ -201,9 +211,23 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		defer close(runDone)
 		go closeOnStop(ctx, runDone, fc, log)
 	}
+	var node *crawlNode
+	if *redisCluster != "" {
+		if *lease <= 0 {
+			return usagef("--lease must be positive")
+		}
+		if node, err = joinCluster(ctx, *redisCluster, &opts, log); err != nil {
+			return err
+		}
+		opts.Lease = *lease
+		defer func() { node.close() }()
+	}
 	c, err := crawl.New(cfg, opts)
 	if err != nil {
 		return usagef("%v", err)
+	}
+	if node != nil {
+		node.heartbeat(ctx, cfg.CrawlID, c)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -225,6 +249,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if errors.Is(err, crawl.ErrNothingToCrawl) {
 		if *frontierAddr != "" {
 			return usagef("give seed URLs (or --seeds FILE): crawl %q at %s holds no URL", frontierID(cfg.CrawlID), *frontierAddr)
+		}
+		if *redisCluster != "" {
+			return usagef("give seed URLs (or --seeds FILE): crawl %q on %s holds no URL", frontierID(cfg.CrawlID), *redisCluster)
 		}
 		return usagef("give seed URLs (or --seeds FILE): %s holds no URL left to crawl", cfg.DataDir)
 	}

@@ -78,6 +78,13 @@ func (c *Crawler) countResponse(status int, contentType string) {
 	s.mime[mt]++
 }
 
+// Counts returns the responses received this run and the fetches in
+// flight. Unlike Progress it may be called before Run has opened the
+// crawl (a cluster node's heartbeats start with the process).
+func (c *Crawler) Counts() (pages, inFlight int64) {
+	return c.stats.pages.Load(), c.inFlight.Load()
+}
+
 // Progress returns the crawl's counters for the console. It is safe to
 // call while the crawl runs, from any goroutine.
 func (c *Crawler) Progress() console.Progress {

@@ -65,6 +65,22 @@ type Options struct {
 	// service's client) instead of the embedded one in the data
 	// directory; the crawler does not close it.
 	Frontier Frontier
+	// Politeness, when set, supplies the politeness gate's shared state,
+	// robots.txt cache and delay store (its State, Robots and Delays, such
+	// as redisbackend's on the Redis every crawl node uses) instead of the
+	// in-memory state and the stores in the data directory; its other
+	// fields are ignored (the crawler sets its own).
+	Politeness *politeness.Backend
+	// DrainGrace is how long the frontier must stay empty, with nothing
+	// in flight here, before the crawl counts as finished. A frontier
+	// shared with other crawl processes needs it: their acknowledgements
+	// and discovered links land a moment apart. 0 means two looks in a
+	// row.
+	DrainGrace time.Duration
+	// Lease is how long a URL handed to this crawler stays its own before
+	// the frontier may serve it to another process sharing the crawl (a
+	// crashed one's URLs come back after it); 0 means 10 minutes.
+	Lease time.Duration
 }
 
 // Summary is what a run did.
@@ -397,11 +413,13 @@ func (c *Crawler) open(ctx context.Context) error {
 	}
 	ifaces, _ := net.InterfaceAddrs() // none known: Ip-allow/Ip-disallow cannot match
 	pcfg.ParseOptions.EgressIPs = egressIPs(cfg.EgressIPs, ifaces)
-	c.rstore = politeness.NewKVRobotsStore(c.db)
-	c.gate, err = politeness.New(pcfg, politeness.Backend{
-		Robots: c.rstore, Delays: politeness.NewKVDelayStore(c.db), HTTPClient: robotsClient,
-		Observer: robotsObserver{m: c.metrics}, RobotsStored: c.robotsRefreshed, Now: c.now,
-	})
+	backend := politeness.Backend{Robots: politeness.NewKVRobotsStore(c.db), Delays: politeness.NewKVDelayStore(c.db)}
+	if p := c.opts.Politeness; p != nil {
+		backend = politeness.Backend{State: p.State, Robots: p.Robots, Delays: p.Delays}
+	}
+	c.rstore = backend.Robots
+	backend.HTTPClient, backend.Observer, backend.RobotsStored, backend.Now = robotsClient, robotsObserver{m: c.metrics}, c.robotsRefreshed, c.now
+	c.gate, err = politeness.New(pcfg, backend)
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}

@@ -45,7 +45,21 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 	}
 	drained := false
 	idle := 0
+	lease := c.opts.Lease
+	if lease <= 0 {
+		lease = 10 * time.Minute
+	}
+	var emptySince time.Time // when idle became 1
+	var synced time.Time     // when completed last read a shared frontier's total
 	for runCtx.Err() == nil {
+		if c.cfg.MaxPages > 0 && c.opts.Frontier != nil && c.now().Sub(synced) >= time.Second {
+			// MaxPages counts the whole crawl: other processes complete
+			// URLs of a shared frontier too.
+			synced = c.now()
+			if n := int64(c.fr.Stats(c.cfg.CrawlID, "").Completed); n > c.completed.Load() {
+				c.completed.Store(n)
+			}
+		}
 		if c.cfg.MaxPages > 0 && c.completed.Load()+c.inFlight.Load() >= c.cfg.MaxPages {
 			if c.inFlight.Load() == 0 {
 				break
@@ -68,7 +82,7 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 				continue
 			}
 		}
-		leases, err := c.fr.Get(runCtx, frontier.GetParams{MaxQueues: free, MaxURLsPerQueue: 1, CrawlID: c.cfg.CrawlID, Lease: 10 * time.Minute})
+		leases, err := c.fr.Get(runCtx, frontier.GetParams{MaxQueues: free, MaxURLsPerQueue: 1, CrawlID: c.cfg.CrawlID, Lease: lease})
 		if err != nil {
 			if runCtx.Err() == nil {
 				c.log.Error("frontier get failed", "err", err)
@@ -82,9 +96,15 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 					// worker's last Put is on its way (in-flight would
 					// then be non-zero), so one more look suffices.
 					idle++
-					if idle >= 2 {
+					if idle == 1 {
+						emptySince = c.now()
+					}
+					if idle >= 2 && c.now().Sub(emptySince) >= c.opts.DrainGrace {
 						drained = true
 						break
+					}
+					if idle >= 2 {
+						c.fr.WaitReady(runCtx, min(200*time.Millisecond, c.opts.DrainGrace))
 					}
 					continue
 				}
