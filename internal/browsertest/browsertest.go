@@ -107,10 +107,11 @@ func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 }
 
 // Text returns the trimmed text of the first element matching the CSS
-// selector sel, waiting at most 10 s for it.
+// selector sel, waiting at most 30 s for it (a bound for a loaded machine
+// running several browsers, not a timing assertion).
 func Text(t testing.TB, ctx context.Context, sel string) string {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	s, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
@@ -126,10 +127,12 @@ func Number(s string) int64 {
 	return n
 }
 
-// Run runs actions in the tab within 20 s and fails the test on error.
+// Run runs actions in the tab within 60 s and fails the test on error: a
+// bound generous enough for a first page load while other packages' tests
+// (and their browsers) share two loaded cores, not a timing assertion.
 func Run(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := chromedp.Do(tctx, actions...); err != nil {
 		t.Fatalf("%s: %v", what, err)

@@ -46,7 +46,7 @@ func crawlStructured(t *testing.T) (*httptest.Server, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	sum, err := c.Run(ctx, seeds)
 	if err != nil || !sum.Finished {
