@@ -135,6 +135,18 @@ func Run(t testing.TB, ctx context.Context, what string, actions ...chromedp.Act
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := chromedp.Do(tctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
+		t.Fatalf("%s: %v (page: %s)", what, err, pageState(ctx))
 	}
+}
+
+// pageState describes the page for a failure message: its URL, the body's
+// attributes and the text of its status line, read within a few seconds.
+func pageState(ctx context.Context) string {
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	state, err := chromedp.Run(sctx, chromedp.Evaluate[string](`location.href + " body=" + JSON.stringify(Object.assign({}, document.body && document.body.dataset)) + " status=" + ((document.querySelector('[role="status"]') || {}).textContent || "")`))
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return state
 }

@@ -183,8 +183,12 @@ func (s *Server) overview(withHistory bool) Overview {
 	}
 	o.ETASec = eta(p, o.PagesPerSec, now)
 	if withHistory {
-		var h Series
-		h.T, h.PagesPerSec, h.BytesPerSec = s.hist.series()
+		// Empty, not null, before the first sample: the page reads the
+		// arrays' lengths.
+		h := Series{T: []int64{}, PagesPerSec: []float64{}, BytesPerSec: []float64{}}
+		if t, p, b := s.hist.series(); len(t) > 0 {
+			h.T, h.PagesPerSec, h.BytesPerSec = t, p, b
+		}
 		o.History = &h
 	}
 	return o

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,26 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 )
+
+// TestOverviewHistoryBeforeFirstSample: before the first sample the
+// history's series are empty arrays, not null (the page read their length
+// and failed to show the overview when it loaded within the first second).
+func TestOverviewHistoryBeforeFirstSample(t *testing.T) {
+	fx := newFixture(t, Config{})
+	var raw map[string]json.RawMessage
+	if code := fx.do("GET", "/api/overview?history=1", "", nil, &raw); code != 200 {
+		t.Fatalf("GET /api/overview: %d", code)
+	}
+	var h map[string]json.RawMessage
+	if err := json.Unmarshal(raw["history"], &h); err != nil {
+		t.Fatalf("history %s: %v", raw["history"], err)
+	}
+	for _, k := range []string{"t", "pages_per_s", "bytes_per_s"} {
+		if got := string(h[k]); got != "[]" {
+			t.Errorf("history.%s = %s, want []", k, got)
+		}
+	}
+}
 
 func TestOverview(t *testing.T) {
 	fx := newFixture(t, Config{})

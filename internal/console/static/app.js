@@ -166,7 +166,7 @@ function addPoint(o) {
 async function loadOverview() {
   const o = await get("/api/overview?history=1");
   const h = o.history || { t: [], pages_per_s: [], bytes_per_s: [] };
-  state.series = { t: h.t, pages: h.pages_per_s, bytes: h.bytes_per_s };
+  state.series = { t: h.t || [], pages: h.pages_per_s || [], bytes: h.bytes_per_s || [] };
   initCharts();
   redraw();
   showOverview(o);
