@@ -337,14 +337,8 @@ type BlockRequest struct {
 }
 
 func (s *Server) doBlock(ctx context.Context, body []byte) (any, string, error) {
-	if err := s.needFrontier(); err != nil {
-		return nil, "", err
-	}
-	var req BlockRequest
-	if err := decode(body, &req); err != nil {
-		return nil, "", err
-	}
-	if err := s.knownHost(req.Host); err != nil {
+	req, err := hostRequest[BlockRequest](s, body, func(r *BlockRequest) string { return r.Host })
+	if err != nil {
 		return nil, "", err
 	}
 	now := s.cfg.Now()
@@ -375,6 +369,19 @@ type HostRequest struct {
 	Reason string `json:"reason"`
 }
 
+// hostRequest decodes the body of an action on one host and checks that
+// the frontier knows the host.
+func hostRequest[T any](s *Server, body []byte, host func(*T) string) (T, error) {
+	var req T
+	if err := s.needFrontier(); err != nil {
+		return req, err
+	}
+	if err := decode(body, &req); err != nil {
+		return req, err
+	}
+	return req, s.knownHost(host(&req))
+}
+
 func (s *Server) knownHost(h string) error {
 	if err := checkHost(h); err != nil {
 		return err
@@ -384,14 +391,8 @@ func (s *Server) knownHost(h string) error {
 }
 
 func (s *Server) doUnblock(ctx context.Context, body []byte) (any, string, error) {
-	if err := s.needFrontier(); err != nil {
-		return nil, "", err
-	}
-	var req HostRequest
-	if err := decode(body, &req); err != nil {
-		return nil, "", err
-	}
-	if err := s.knownHost(req.Host); err != nil {
+	req, err := hostRequest[HostRequest](s, body, func(r *HostRequest) string { return r.Host })
+	if err != nil {
 		return nil, "", err
 	}
 	if err := s.src.Frontier.Block(ctx, req.Host, time.Time{}); err != nil {
@@ -401,14 +402,8 @@ func (s *Server) doUnblock(ctx context.Context, body []byte) (any, string, error
 }
 
 func (s *Server) doRetire(ctx context.Context, body []byte) (any, string, error) {
-	if err := s.needFrontier(); err != nil {
-		return nil, "", err
-	}
-	var req HostRequest
-	if err := decode(body, &req); err != nil {
-		return nil, "", err
-	}
-	if err := s.knownHost(req.Host); err != nil {
+	req, err := hostRequest[HostRequest](s, body, func(r *HostRequest) string { return r.Host })
+	if err != nil {
 		return nil, "", err
 	}
 	reason := strings.TrimSpace(req.Reason)
