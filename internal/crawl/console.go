@@ -35,6 +35,9 @@ type ConsoleOptions struct {
 	// Ready, when set, is called once the address listens, with the
 	// address and the access token (the command prints them).
 	Ready func(addr, token string)
+	// Nodes, when set, is the nodes view (a cluster's heartbeats); nil
+	// means this process alone.
+	Nodes console.Nodes
 }
 
 // maxMIMETypes bounds the media types counted one by one; later ones are
@@ -285,11 +288,15 @@ func (c *Crawler) serve(ctx context.Context, start time.Time) (stop func(), err 
 		if c.ownFr != nil {
 			fsrc = consoleFrontier{Frontier: console.FrontierSource(c.ownFr, c.cfg.CrawlID), c: c}
 		}
+		var nodes console.Nodes = &console.LocalNode{Crawl: c}
+		if o.Nodes != nil {
+			nodes = o.Nodes
+		}
 		cons, err := console.New(cfg, console.Sources{
 			Crawl:      c,
 			Frontier:   fsrc,
 			Politeness: console.PolitenessSource(c.gate, c.rstore),
-			Nodes:      &console.LocalNode{Crawl: c},
+			Nodes:      nodes,
 			FetchLog:   console.CrawlLogTail{Path: filepath.Join(c.cfg.DataDir, "crawl.log")},
 		})
 		if err != nil {
