@@ -91,7 +91,7 @@ func TestClusterNodesProcesses(t *testing.T) {
 			addrs := tc.redis(t)
 			_, webAddr, _, seeds := sharedWeb(t)
 			serveCmd, serveOut, serveDone := child(t, "serve", "--listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-				"--data", t.TempDir(), "--redis-cluster", addrs, "--log-level", "warn")
+				"--data", t.TempDir(), "--redis-cluster", addrs, "--console-crawl", "nodes", "--log-level", "warn")
 			serveAddr := await(t, serveOut, grpcRE, "serve's gRPC address")[1]
 			serveConsole := "http://" + await(t, serveOut, consoleRE, "serve's console line")[1]
 			// A 3 s delay over 10 pages a host: the crawl lasts 30 s or
@@ -186,6 +186,33 @@ func TestClusterNodesProcesses(t *testing.T) {
 					if want.role == "serve" && n.Addr != serveAddr {
 						t.Errorf("%s's console, serve node: address %q, want %q", name, n.Addr, serveAddr)
 					}
+				}
+			}
+
+			// Both consoles' hosts views read the crawl's queues in Redis:
+			// the web's 4 hosts, each with URLs queued or fetched.
+			for name, base := range map[string]string{"serve": serveConsole, "crawl node a": aConsole} {
+				var hosts struct {
+					Total int `json:"total"`
+					Rows  []struct {
+						Host                      string
+						Queued, InFlight, Fetched uint64
+					} `json:"rows"`
+				}
+				poll.Until(t, 30*time.Second, name+"'s console lists the crawl's 4 hosts", func() bool {
+					return call(t, "GET", base+"/api/hosts?sort=host", "", nil, &hosts) == 200 && hosts.Total == 4
+				})
+				for _, r := range hosts.Rows {
+					if !strings.HasSuffix(r.Host, ".test") || r.Queued+r.InFlight+r.Fetched == 0 {
+						t.Errorf("%s's console, hosts row %+v", name, r)
+					}
+				}
+				var one map[string]any
+				if code := call(t, "GET", base+"/api/hosts/"+hosts.Rows[0].Host, "", nil, &one); code != 200 {
+					t.Errorf("%s's console, host %s: %d", name, hosts.Rows[0].Host, code)
+				}
+				if code := call(t, "GET", base+"/api/hosts/nowhere.test", "", nil, nil); code != 404 {
+					t.Errorf("%s's console, unknown host: %d, want 404", name, code)
 				}
 			}
 

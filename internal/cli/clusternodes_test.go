@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/cluster"
+	"github.com/courtesy-crawler/courtesy/internal/console"
 	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/redistest"
@@ -163,5 +166,87 @@ func TestClusterNodesLiveness(t *testing.T) {
 	tot, err = all.Totals(ctx)
 	if err != nil || len(tot) != 2 || tot[0].CrawlID != "c1" || tot[1].CrawlID != "c2" || tot[1].Queued != 1 {
 		t.Errorf("serve node's totals = %+v, %v; want c1 and c2, 1 queued in c2", tot, err)
+	}
+}
+
+// TestClusterHosts: the console's hosts views over a crawl of the cluster
+// frontier (a real Redis): the table lists each queue with its counts from
+// the crawl's index, one host has its row and its URLs, an unknown host
+// is ErrUnknownHost (a 404 in the console), and retiring, pausing and
+// seeding reach the shared frontier.
+func TestClusterHosts(t *testing.T) {
+	srv := redistest.Start(t)
+	rc, err := cluster.Dial(context.Background(), []string{srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	ctx := context.Background()
+	fr, err := cluster.New(ctx, rc, cluster.Options{Prefix: "hosts:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []frontier.Item
+	for _, u := range []string{"http://a.test/1", "http://a.test/2", "http://a.test/3", "http://b.test/1", "http://other.test/x"} {
+		crawl := "c1"
+		if strings.Contains(u, "other") {
+			crawl = "c2"
+		}
+		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: u, CrawlID: crawl, Depth: 1}})
+	}
+	if _, err := fr.Put(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := fr.Get(ctx, frontier.GetParams{CrawlID: "c1", Key: "a.test", MaxQueues: 1, MaxURLsPerQueue: 1, Lease: time.Minute})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("lease one URL of a.test: %v, %v", ls, err)
+	}
+	if err := fr.Ack(ctx, ls[0].URLInfo, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	h := &clusterHosts{f: fr, crawl: "c1"}
+	var rows []console.HostRow
+	h.Hosts(func(r console.HostRow) bool { rows = append(rows, r); return true })
+	want := []console.HostRow{{Host: "a.test", Queued: 2, Fetched: 1}, {Host: "b.test", Queued: 1}}
+	if !slices.Equal(rows, want) {
+		t.Errorf("hosts = %+v, want %+v", rows, want)
+	}
+	if st := h.Stats(); st.Queued != 3 || st.Completed != 1 || st.Hosts != 2 {
+		t.Errorf("stats = %+v, want 3 queued, 1 completed, 2 hosts", st)
+	}
+	if r, err := h.Host("a.test"); err != nil || r != want[0] {
+		t.Errorf("Host(a.test) = %+v, %v; want %+v", r, err, want[0])
+	}
+	head, err := h.Head(ctx, "a.test", 10)
+	if err != nil || len(head) != 2 || head[0].Depth != 1 || !strings.HasPrefix(head[0].URL, "http://a.test/") {
+		t.Errorf("Head(a.test) = %+v, %v; want its 2 URLs not completed", head, err)
+	}
+	for _, name := range []string{"other.test", "nowhere.test"} { // another crawl's host is unknown here
+		if _, err := h.Host(name); !errors.Is(err, console.ErrUnknownHost) {
+			t.Errorf("Host(%s) = %v, want ErrUnknownHost", name, err)
+		}
+		if _, err := h.Head(ctx, name, 10); !errors.Is(err, console.ErrUnknownHost) {
+			t.Errorf("Head(%s) = %v, want ErrUnknownHost", name, err)
+		}
+		if err := h.Retire(ctx, name, "test"); !errors.Is(err, console.ErrUnknownHost) {
+			t.Errorf("Retire(%s) = %v, want ErrUnknownHost", name, err)
+		}
+	}
+	if err := h.Retire(ctx, "b.test", "operator"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := h.Host("b.test"); err != nil || r.Retired == "" || r.Queued != 1 {
+		t.Errorf("Host(b.test) after retiring = %+v, %v; want retired with its URL", r, err)
+	}
+	if n, err := h.AddSeeds(ctx, []string{"http://c.test/", "http://a.test/1"}); err != nil || n != 1 {
+		t.Errorf("AddSeeds = %d, %v; want 1 new (a.test/1 is known)", n, err)
+	}
+	h.SetPaused(true)
+	if !h.Paused() {
+		t.Error("not paused after SetPaused(true)")
+	}
+	h.SetPaused(false)
+	if h.Paused() {
+		t.Error("paused after SetPaused(false)")
 	}
 }

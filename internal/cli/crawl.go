@@ -222,7 +222,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		opts.Lease = *lease
 		defer func() { node.close() }()
 		if opts.Console != nil {
-			opts.Console.Nodes = node.consoleNodes(cfg.CrawlID)
+			node.console(opts.Console, cfg.CrawlID)
 		}
 	}
 	c, err := crawl.New(cfg, opts)

@@ -95,10 +95,12 @@ func (n *crawlNode) heartbeat(ctx context.Context, crawlID string, c *crawl.Craw
 	}
 }
 
-// consoleNodes is the console's nodes view of this node: every node of
-// the deployment from the heartbeats, and the totals of crawlID.
-func (n *crawlNode) consoleNodes(crawlID string) *clusterNodes {
-	return &clusterNodes{mem: n.mem, fr: n.fr, crawlID: frontierID(crawlID)}
+// console sets the console's nodes view (every node of the deployment,
+// from the heartbeats, and the totals of crawlID) and its hosts views
+// (crawlID's queues in Redis).
+func (n *crawlNode) console(o *crawl.ConsoleOptions, crawlID string) {
+	o.Nodes = &clusterNodes{mem: n.mem, fr: n.fr, crawlID: frontierID(crawlID)}
+	o.Frontier = &clusterHosts{f: n.fr, crawl: frontierID(crawlID)}
 }
 
 // close ends the heartbeats (the node leaves the membership) and closes

@@ -96,7 +96,8 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 		f         frontier.API
 		ef        *frontier.Frontier // the embedded frontier, without --redis-cluster
 		listNodes func(context.Context) ([]string, error)
-		consNodes console.Nodes = &console.LocalNode{}
+		consNodes console.Nodes    = &console.LocalNode{}
+		consHosts console.Frontier // the console's hosts views
 	)
 	if redisAddrs != "" {
 		sc, err := serveCluster(ctx, redisAddrs, advertise, defaultDelay)
@@ -106,6 +107,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 		}
 		defer sc.stop()
 		f, listNodes, consNodes = sc.f, sc.listNodes, sc.nodes
+		consHosts = &clusterHosts{f: sc.f, crawl: consoleCrawl}
 	} else {
 		ef, err = frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay})
 		if err != nil {
@@ -153,10 +155,10 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 			ln.Close()
 			return err
 		}
-		src := console.Sources{Politeness: console.PolitenessSource(gate, robots), Nodes: consNodes}
-		if ef != nil { // the console's hosts views read the embedded frontier only
-			src.Frontier = console.FrontierSource(ef, consoleCrawl)
+		if ef != nil {
+			consHosts = console.FrontierSource(ef, consoleCrawl)
 		}
+		src := console.Sources{Frontier: consHosts, Politeness: console.PolitenessSource(gate, robots), Nodes: consNodes}
 		cons, err := console.New(consCfg, src)
 		if err != nil {
 			ln.Close()
