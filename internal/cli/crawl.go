@@ -221,6 +221,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		}
 		opts.Lease = *lease
 		defer func() { node.close() }()
+		if opts.Console != nil {
+			node.console(opts.Console, cfg.CrawlID)
+		}
 	}
 	c, err := crawl.New(cfg, opts)
 	if err != nil {

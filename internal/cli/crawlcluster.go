@@ -80,7 +80,7 @@ func (n *crawlNode) heartbeat(ctx context.Context, crawlID string, c *crawl.Craw
 		}
 		lastT, lastPages = now, pages
 		mu.Unlock()
-		return cluster.NodeInfo{ID: n.id, Role: "crawl", CrawlID: frontierID(crawlID), Started: started,
+		return cluster.NodeInfo{ID: n.id, Role: "crawl", Version: Version, CrawlID: frontierID(crawlID), Started: started,
 			PagesPerSec: pps, InFlight: int(inFlight), LastError: n.fr.LastError()}
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -93,6 +93,14 @@ func (n *crawlNode) heartbeat(ctx context.Context, crawlID string, c *crawl.Craw
 		cancel()
 		<-done
 	}
+}
+
+// console sets the console's nodes view (every node of the deployment,
+// from the heartbeats, and the totals of crawlID) and its hosts views
+// (crawlID's queues in Redis).
+func (n *crawlNode) console(o *crawl.ConsoleOptions, crawlID string) {
+	o.Nodes = &clusterNodes{mem: n.mem, fr: n.fr, crawlID: frontierID(crawlID)}
+	o.Frontier = &clusterHosts{f: n.fr, crawl: frontierID(crawlID)}
 }
 
 // close ends the heartbeats (the node leaves the membership) and closes

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -97,15 +96,18 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 		f         frontier.API
 		ef        *frontier.Frontier // the embedded frontier, without --redis-cluster
 		listNodes func(context.Context) ([]string, error)
+		consNodes console.Nodes    = &console.LocalNode{}
+		consHosts console.Frontier // the console's hosts views
 	)
 	if redisAddrs != "" {
-		cf, ln2, stopMembership, err := serveCluster(ctx, redisAddrs, advertise, defaultDelay)
+		sc, err := serveCluster(ctx, redisAddrs, advertise, defaultDelay)
 		if err != nil {
 			ln.Close()
 			return err
 		}
-		defer stopMembership()
-		f, listNodes = cf, ln2
+		defer sc.stop()
+		f, listNodes, consNodes = sc.f, sc.listNodes, sc.nodes
+		consHosts = &clusterHosts{f: sc.f, crawl: consoleCrawl}
 	} else {
 		ef, err = frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay})
 		if err != nil {
@@ -153,10 +155,10 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 			ln.Close()
 			return err
 		}
-		src := console.Sources{Politeness: console.PolitenessSource(gate, robots), Nodes: &console.LocalNode{}}
-		if ef != nil { // the console's hosts views read the embedded frontier only
-			src.Frontier = console.FrontierSource(ef, consoleCrawl)
+		if ef != nil {
+			consHosts = console.FrontierSource(ef, consoleCrawl)
 		}
+		src := console.Sources{Frontier: consHosts, Politeness: console.PolitenessSource(gate, robots), Nodes: consNodes}
 		cons, err := console.New(consCfg, src)
 		if err != nil {
 			ln.Close()
@@ -240,30 +242,41 @@ func advertiseAddr(a net.Addr) string {
 	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }
 
+// servedCluster is a serve node of a Redis Cluster deployment.
+type servedCluster struct {
+	f *cluster.Frontier
+	// listNodes answers ListNodes: the live serve and crawl nodes
+	// (listedNodes).
+	listNodes func(context.Context) ([]string, error)
+	// nodes is the console's nodes view: every node's heartbeat and the
+	// crawls' totals.
+	nodes *clusterNodes
+	// stop ends the heartbeats, removes the node from the membership and
+	// closes the Redis client.
+	stop func()
+}
+
 // serveCluster opens the Redis Cluster frontier at addrs (comma-separated
 // seeds, or one plain Redis server) and starts this node's heartbeats as a
-// "serve" node reachable at advertise. listNodes lists the live serve
-// nodes' addresses, sorted; stop ends the heartbeats, removes the node from
-// the membership and closes the Redis client.
-func serveCluster(ctx context.Context, addrs, advertise string, defaultDelay time.Duration) (f *cluster.Frontier,
-	listNodes func(context.Context) ([]string, error), stop func(), err error) {
+// "serve" node reachable at advertise.
+func serveCluster(ctx context.Context, addrs, advertise string, defaultDelay time.Duration) (*servedCluster, error) {
 	rc, err := cluster.Dial(ctx, []string{addrs})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("serve: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
-	f, err = cluster.New(ctx, rc, cluster.Options{DefaultDelay: defaultDelay, KeepCompletedURLs: true})
+	f, err := cluster.New(ctx, rc, cluster.Options{DefaultDelay: defaultDelay, KeepCompletedURLs: true})
 	if err != nil {
 		rc.Close()
-		return nil, nil, nil, fmt.Errorf("serve: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	mem, err := cluster.NewMembership(rc, cluster.MembershipOptions{})
 	if err != nil {
 		rc.Close()
-		return nil, nil, nil, fmt.Errorf("serve: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	id, started := cluster.NewNodeID(), time.Now()
 	info := func() cluster.NodeInfo {
-		ni := cluster.NodeInfo{ID: id, Role: "serve", Host: advertise, Started: started, LastError: f.LastError()}
+		ni := cluster.NodeInfo{ID: id, Role: "serve", Host: advertise, Version: Version, Started: started, LastError: f.LastError()}
 		cluster.FillProcess(&ni)
 		return ni
 	}
@@ -271,7 +284,7 @@ func serveCluster(ctx context.Context, addrs, advertise string, defaultDelay tim
 	// node as soon as its address is printed.
 	if err := mem.Publish(ctx, info()); err != nil {
 		rc.Close()
-		return nil, nil, nil, fmt.Errorf("serve: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -279,26 +292,22 @@ func serveCluster(ctx context.Context, addrs, advertise string, defaultDelay tim
 		defer close(done)
 		mem.Run(hctx, info) // leaves the membership when hctx ends
 	}()
-	stop = func() {
-		cancel()
-		<-done
-		rc.Close()
-	}
-	listNodes = func(ctx context.Context) ([]string, error) {
-		ns, err := mem.Nodes(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, n := range ns {
-			if n.Role == "serve" && !n.Dead && !slices.Contains(out, n.Host) {
-				out = append(out, n.Host)
+	return &servedCluster{
+		f: f,
+		listNodes: func(ctx context.Context) ([]string, error) {
+			ns, err := mem.Nodes(ctx)
+			if err != nil {
+				return nil, err
 			}
-		}
-		slices.Sort(out)
-		return out, nil
-	}
-	return f, listNodes, stop, nil
+			return listedNodes(ns), nil
+		},
+		nodes: &clusterNodes{mem: mem, fr: f},
+		stop: func() {
+			cancel()
+			<-done
+			rc.Close()
+		},
+	}, nil
 }
 
 // serveLogLevels builds the per-package log levels over the handler the

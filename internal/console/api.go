@@ -374,11 +374,20 @@ func sourceError(w http.ResponseWriter, err error) {
 	}
 }
 
-// NodeView is a node row with its liveness.
+// NodeView is a node row with how long it has been silent.
 type NodeView struct {
 	Node
-	Dead       bool    `json:"dead"`
 	SilenceSec float64 `json:"silence_s"`
+}
+
+// NodesView is GET /api/nodes: the nodes, live ones first, and, from a
+// cluster, the crawls' totals.
+type NodesView struct {
+	DeadAfterSec float64       `json:"dead_after_s"`
+	Live         int           `json:"live"`
+	Dead         int           `json:"dead"`
+	Nodes        []NodeView    `json:"nodes"`
+	Crawls       []CrawlTotals `json:"crawls,omitzero"`
 }
 
 func (s *Server) getNodes(w http.ResponseWriter, r *http.Request) {
@@ -392,13 +401,36 @@ func (s *Server) getNodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Now()
-	out := make([]NodeView, len(nodes))
+	out := NodesView{DeadAfterSec: s.cfg.DeadAfter.Seconds(), Nodes: make([]NodeView, len(nodes))}
 	for i, n := range nodes {
 		silence := now.Sub(n.LastSeen)
-		out[i] = NodeView{Node: n, Dead: silence > s.cfg.DeadAfter, SilenceSec: silence.Seconds()}
+		n.Dead = n.Dead || silence > s.cfg.DeadAfter
+		if n.Dead {
+			out.Dead++
+		} else {
+			out.Live++
+		}
+		out.Nodes[i] = NodeView{Node: n, SilenceSec: max(0, silence.Seconds())}
 	}
-	slices.SortFunc(out, func(a, b NodeView) int { return cmp.Compare(a.ID, b.ID) })
-	writeJSON(w, http.StatusOK, map[string]any{"dead_after_s": s.cfg.DeadAfter.Seconds(), "nodes": out})
+	slices.SortFunc(out.Nodes, func(a, b NodeView) int {
+		if a.Dead != b.Dead {
+			if a.Dead {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if t, ok := s.src.Nodes.(ClusterTotals); ok {
+		if out.Crawls, err = t.Totals(r.Context()); err != nil {
+			apiError(w, http.StatusBadGateway, err.Error())
+			return
+		}
+		if out.Crawls == nil {
+			out.Crawls = []CrawlTotals{}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // ProxyView is GET /api/proxy: the counters, their rates and the cache

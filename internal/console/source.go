@@ -165,20 +165,58 @@ type Politeness interface {
 }
 
 // Node is one heartbeat row of a cluster node (or this process alone).
+// The fields a process alone has no value for stay zero.
 type Node struct {
-	ID          string    `json:"id"`
-	Addr        string    `json:"addr,omitempty"`
-	CPU         float64   `json:"cpu"` // cores busy, e.g. 1.5
+	ID string `json:"id"`
+	// Role is "crawl" or "serve" in a cluster; empty for a process alone.
+	Role string `json:"role,omitempty"`
+	// Addr is where other programs reach the node (a serve node's gRPC
+	// address); empty when it has none (a crawl node).
+	Addr    string `json:"addr,omitempty"`
+	Host    string `json:"host,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	Version string `json:"version,omitempty"`
+	// CrawlID is the crawl a crawl node works on.
+	CrawlID string    `json:"crawl_id,omitempty"`
+	Started time.Time `json:"started,omitzero"`
+	// CPU is the cores the process keeps busy, e.g. 1.5; CPUSeconds its
+	// CPU time since it started.
+	CPU         float64   `json:"cpu"`
+	CPUSeconds  float64   `json:"cpu_seconds,omitempty"`
 	RSS         int64     `json:"rss_bytes"`
 	Goroutines  int       `json:"goroutines"`
 	PagesPerSec float64   `json:"pages_per_s"`
 	InFlight    int64     `json:"in_flight"`
 	LastSeen    time.Time `json:"last_seen"`
+	LastError   string    `json:"last_error,omitempty"`
+	// Dead is the source's own verdict (a cluster's membership marks a
+	// node dead after a few seconds without a heartbeat). The console
+	// also flags a node silent for longer than Config.DeadAfter.
+	Dead bool `json:"dead"`
 }
 
 // Nodes lists the heartbeats of a cluster's nodes.
 type Nodes interface {
 	Nodes(ctx context.Context) ([]Node, error)
+}
+
+// CrawlTotals are one crawl's totals over every node of a cluster.
+type CrawlTotals struct {
+	CrawlID       string `json:"crawl_id"`
+	Queued        uint64 `json:"queued"`
+	InFlight      uint64 `json:"in_flight"`
+	Completed     uint64 `json:"completed"`
+	Queues        uint64 `json:"queues"`
+	ActiveQueues  uint64 `json:"active_queues"`
+	RetiredURLs   uint64 `json:"retired_urls"`
+	RetiredQueues uint64 `json:"retired_queues"`
+}
+
+// ClusterTotals is what a Nodes source of a cluster may also give: the
+// totals of the crawls the cluster holds. The nodes view shows them when
+// the source has them.
+type ClusterTotals interface {
+	Totals(ctx context.Context) ([]CrawlTotals, error)
 }
 
 // TraceEntry is one decision of the proxy's trace (the /trace of the

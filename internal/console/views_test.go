@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -78,6 +79,77 @@ func TestNodesDead(t *testing.T) {
 	fx.h = s2.Handler()
 	if code := fx.do("GET", "/api/nodes", "", nil, nil); code != 502 {
 		t.Errorf("failing heartbeat source: %d, want 502", code)
+	}
+}
+
+// fixedCluster is a cluster's nodes source with totals.
+type fixedCluster struct {
+	fixedNodes
+	totals []CrawlTotals
+	err    error
+}
+
+func (c fixedCluster) Totals(context.Context) ([]CrawlTotals, error) { return c.totals, c.err }
+
+// TestNodesCluster: a cluster's nodes view keeps the source's dead
+// verdict (its heartbeats say dead after 5 s, well within the console's
+// own 30 s), lists live nodes first, counts both, and carries the crawls'
+// totals; a view without totals has no crawls field, and a failing totals
+// source is a 502.
+func TestNodesCluster(t *testing.T) {
+	clk := newClock()
+	now := clk.Now()
+	nodes := fixedNodes{nodes: []Node{
+		{ID: "a-crawl", Role: "crawl", CrawlID: "c1", LastSeen: now.Add(-8 * time.Second), Dead: true, LastError: "redis: timeout"},
+		{ID: "b-serve", Role: "serve", Addr: "127.0.0.1:7071", LastSeen: now.Add(-time.Second)},
+		{ID: "c-crawl", Role: "crawl", CrawlID: "c1", PID: 42, Version: "v1", LastSeen: now},
+	}}
+	totals := []CrawlTotals{{CrawlID: "c1", Queued: 10, InFlight: 2, Completed: 30, Queues: 4, ActiveQueues: 3}}
+	tests := []struct {
+		name      string
+		src       Nodes
+		code      int
+		wantOrder []string
+		wantDead  []bool
+		crawls    bool
+	}{
+		{"cluster", fixedCluster{fixedNodes: nodes, totals: totals}, 200, []string{"b-serve", "c-crawl", "a-crawl"}, []bool{false, false, true}, true},
+		{"no totals", nodes, 200, []string{"b-serve", "c-crawl", "a-crawl"}, []bool{false, false, true}, false},
+		{"totals fail", fixedCluster{fixedNodes: nodes, err: errors.New("redis down")}, 502, nil, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(Config{Now: clk.Now, DeadAfter: 30 * time.Second}, Sources{Nodes: tc.src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fx := &fixture{t: t, h: s.Handler()}
+			var out NodesView
+			code := fx.do("GET", "/api/nodes", "", nil, &out)
+			if code != tc.code {
+				t.Fatalf("GET /api/nodes = %d, want %d", code, tc.code)
+			}
+			if code != 200 {
+				return
+			}
+			var ids []string
+			var dead []bool
+			for _, n := range out.Nodes {
+				ids, dead = append(ids, n.ID), append(dead, n.Dead)
+			}
+			if !slices.Equal(ids, tc.wantOrder) || !slices.Equal(dead, tc.wantDead) {
+				t.Errorf("nodes %v dead %v, want %v %v", ids, dead, tc.wantOrder, tc.wantDead)
+			}
+			if out.Live != 2 || out.Dead != 1 {
+				t.Errorf("live %d dead %d, want 2 and 1", out.Live, out.Dead)
+			}
+			if n := out.Nodes[2]; n.LastError != "redis: timeout" || n.SilenceSec != 8 || n.Role != "crawl" {
+				t.Errorf("dead node row %+v", n)
+			}
+			if tc.crawls != (out.Crawls != nil) || (tc.crawls && !slices.Equal(out.Crawls, totals)) {
+				t.Errorf("crawls %+v, want present %v (%+v)", out.Crawls, tc.crawls, totals)
+			}
+		})
 	}
 }
 

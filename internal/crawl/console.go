@@ -35,6 +35,14 @@ type ConsoleOptions struct {
 	// Ready, when set, is called once the address listens, with the
 	// address and the access token (the command prints them).
 	Ready func(addr, token string)
+	// Nodes, when set, is the nodes view (a cluster's heartbeats); nil
+	// means this process alone.
+	Nodes console.Nodes
+	// Frontier, when set, is what the hosts views read of a frontier the
+	// crawl does not own (a cluster's); seeds, blocks and retirements
+	// still go through the crawler. Nil: the embedded frontier's, or no
+	// hosts views.
+	Frontier console.Frontier
 }
 
 // maxMIMETypes bounds the media types counted one by one; later ones are
@@ -250,7 +258,11 @@ func (f consoleFrontier) Block(ctx context.Context, key string, until time.Time)
 // Retire retires a queue for an operator, as the crawler retires a failing
 // host (the summary lists it).
 func (f consoleFrontier) Retire(ctx context.Context, key, reason string) error {
-	if _, err := f.c.ownFr.Queue(f.c.cfg.CrawlID, key); err != nil {
+	if f.c.ownFr == nil {
+		if _, err := f.Frontier.Host(key); err != nil {
+			return err
+		}
+	} else if _, err := f.c.ownFr.Queue(f.c.cfg.CrawlID, key); err != nil {
 		return fmt.Errorf("%w: %s", console.ErrUnknownHost, key)
 	}
 	f.c.retire(ctx, key, key, "operator: "+reason)
@@ -279,17 +291,24 @@ func (c *Crawler) serve(ctx context.Context, start time.Time) (stop func(), err 
 		if cfg.Logger == nil {
 			cfg.Logger = c.log
 		}
-		// The hosts views read the embedded frontier; with a remote one
-		// (Options.Frontier) they are the frontier service's to show.
+		// The hosts views read the embedded frontier, or the one the
+		// console options give; with a frontier service they are the
+		// service's to show.
 		var fsrc console.Frontier
 		if c.ownFr != nil {
 			fsrc = consoleFrontier{Frontier: console.FrontierSource(c.ownFr, c.cfg.CrawlID), c: c}
+		} else if o.Frontier != nil {
+			fsrc = consoleFrontier{Frontier: o.Frontier, c: c}
+		}
+		var nodes console.Nodes = &console.LocalNode{Crawl: c}
+		if o.Nodes != nil {
+			nodes = o.Nodes
 		}
 		cons, err := console.New(cfg, console.Sources{
 			Crawl:      c,
 			Frontier:   fsrc,
 			Politeness: console.PolitenessSource(c.gate, c.rstore),
-			Nodes:      &console.LocalNode{Crawl: c},
+			Nodes:      nodes,
 			FetchLog:   console.CrawlLogTail{Path: filepath.Join(c.cfg.DataDir, "crawl.log")},
 		})
 		if err != nil {

@@ -265,10 +265,20 @@ async function loadHost(name) {
 // ---- nodes, proxy, actions ----
 async function loadNodes() {
   let n;
-  try { n = await get("/api/nodes"); } catch (e) { fill($("#nodes-table tbody"), [], e.message, 8); return; }
+  try { n = await get("/api/nodes"); } catch (e) { fill($("#nodes-table tbody"), [], e.message, 15); return; }
+  setText("nodes-summary", n.live + " live, " + n.dead + " dead (a node is dead after " + dur(n.dead_after_s) +
+    " without a heartbeat, or sooner when its cluster says so)");
   fill($("#nodes-table tbody"), n.nodes.map((x) =>
-    row([x.id, x.cpu.toFixed(2), bytes(x.rss_bytes), num(x.goroutines), num(x.pages_per_s), num(x.in_flight), when(x.last_seen),
-      x.dead ? el("td", "dead (" + dur(x.silence_s) + " silent)", "dead") : "alive"])), "no nodes", 8);
+    row([x.id, x.role || "this process", x.addr || x.host || "", x.pid || "", x.version || "", x.crawl_id || "",
+      x.cpu.toFixed(2), x.cpu_seconds ? dur(x.cpu_seconds) : "–", bytes(x.rss_bytes), num(x.goroutines), num(x.pages_per_s),
+      num(x.in_flight), when(x.last_seen),
+      x.dead ? el("td", "dead (" + dur(x.silence_s) + " silent)", "dead") : "alive", x.last_error || ""])), "no nodes", 15);
+  $("#crawls-wrap").hidden = !n.crawls;
+  if (n.crawls) {
+    fill($("#crawls-table tbody"), n.crawls.map((c) =>
+      row([c.crawl_id, num(c.queued), num(c.in_flight), num(c.completed), num(c.queues), num(c.active_queues),
+        num(c.retired_urls), num(c.retired_queues)])), "no crawl", 8);
+  }
 }
 async function loadProxy() {
   const st = $("#proxy-stats");
