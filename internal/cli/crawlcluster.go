@@ -13,6 +13,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/cluster"
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/politeness/redisbackend"
 	"github.com/redis/go-redis/v9"
 )
@@ -61,6 +62,21 @@ func joinCluster(ctx context.Context, addrs string, opts *crawl.Options, log *sl
 	n := &crawlNode{rc: rc, fr: fr, mem: mem, id: cluster.NewNodeID(), stop: func() {}}
 	log.Info("joined the shared crawl", "redis", addrs, "node", n.id)
 	return n, nil
+}
+
+// clusterGateLease makes the politeness gate's permits, shared in Redis,
+// last as long as the node's frontier leases (--lease), unless the
+// configuration file sets politeness.lease. A node killed while it
+// fetches leaves its permit in Redis, holding the host's slot until the
+// permit expires; with the gate's own default (2 minutes) the host's URLs,
+// served again to the other nodes one --lease after the death, would wait
+// at the gate for the rest of those 2 minutes. Like --lease, the permit
+// must outlast any fetch, or another node could start on the host before
+// the fetch ends.
+func clusterGateLease(pc *politeness.Config, lease time.Duration) {
+	if pc.Lease == 0 {
+		pc.Lease = lease
+	}
 }
 
 // heartbeat publishes this node as role "crawl" of crawlID every second
