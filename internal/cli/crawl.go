@@ -220,7 +220,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		opts.Lease = *lease
-		clusterGateLease(&cfg.Politeness, *lease)
+		node.share(&cfg, &opts, *lease)
 		defer func() { node.close() }()
 	}
 	c, err := crawl.New(cfg, opts)

@@ -8,10 +8,12 @@ package cli
 // the web's own request log judges the result.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -217,4 +219,66 @@ func TestCrawlRedisClusterKilledMidFetch(t *testing.T) {
 	rep := w.politenessReport(t)
 	t.Logf("node 1 resumed the site %s after the kill; %d requests, smallest gap end-to-start %s",
 		resumed.Sub(killedAt).Round(time.Millisecond), rep.Requests, rep.MinGapEndToStart)
+}
+
+// joinBound is how soon a node added to a running crawl must have a
+// line in its crawl.log: the start of a race-enabled process on a loaded
+// machine, its first Get, one fetch and its acknowledgement.
+const joinBound = 20 * time.Second
+
+// TestCrawlRedisClusterNodeAdded: two crawl nodes start a crawl of the
+// realistic web; a fifth of the way in, a third node joins with the same
+// flags. It must take work within seconds (a line in its crawl.log within
+// joinBound of its start), and the crawl must end as a crawl by one node
+// would: every reachable page fetched once, by one node, logged once and
+// in that node's WARC files (read by warcio), and the web saw one polite
+// crawler.
+func TestCrawlRedisClusterNodeAdded(t *testing.T) {
+	rc := redistest.StartCluster(t)
+	addrs := strings.Join(rc.Addrs[:3], ",")
+	const crawlID = "added"
+	w := newClusterWeb(t, chaosWeb, 3)
+	total := len(w.reachable())
+	cfg := clusterCrawlConfig(t)
+	flags := []string{"--lease", chaosLease.String(), "--workers", fmt.Sprint(chaosWorkers), "--config", cfg}
+	var procs []*crawlProc
+	for i, name := range []string{"a", "b"} {
+		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), addrs, crawlID, w.addrs[i], w.seeds, flags...))
+	}
+	w.waitFetched(t, total/5, 90*time.Second)
+	// The new node is given no seeds: it joins the crawl as it is.
+	added := startClusterCrawl(t, filepath.Join(t.TempDir(), "c"), addrs, crawlID, w.addrs[2], nil, flags...)
+	addedAt := time.Now()
+	atAdd := w.fetched()
+	procs = append(procs, added)
+	var firstLine time.Duration
+	for deadline := addedAt.Add(joinBound); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(added.data, "crawl.log")); err == nil && bytes.IndexByte(b, '\n') > 0 {
+			firstLine = time.Since(addedAt)
+			break
+		}
+	}
+	if firstLine == 0 {
+		t.Errorf("the added node logged no URL within %s of its start (%d of %d pages fetched when it started, %d now)", joinBound, atAdd, total, w.fetched())
+	}
+	for _, p := range procs {
+		p.wait(t, 3*time.Minute)
+	}
+	var firstRequest time.Duration
+	for _, e := range w.mems[2].Entries() {
+		if d := e.Start.Sub(addedAt); firstRequest == 0 || d < firstRequest {
+			firstRequest = d
+		}
+	}
+	rep := w.politenessReport(t)
+	w.checkRefetches(t, -1, time.Time{}, 0, 0)
+	union, ok := checkLogs(t, procs, -1, nil, 0)
+	records := checkWARCs(t, procs, -1, ok)
+	var split []int
+	for _, p := range procs {
+		_, n := logged(t, p.data)
+		split = append(split, n)
+	}
+	t.Logf("%d reachable pages, %d fetched when the node was added; its first request %s and first crawl.log line %s after its start; crawl.log lines per node %v, %d URLs logged, %d WARC responses, %d requests; smallest gap end-to-start %s",
+		total, atAdd, firstRequest.Round(time.Millisecond), firstLine.Round(time.Millisecond), split, len(union), records, rep.Requests, rep.MinGapEndToStart)
 }
