@@ -220,6 +220,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		opts.Lease = *lease
+		node.share(&cfg, &opts, *lease)
 		defer func() { node.close() }()
 		if opts.Console != nil {
 			node.console(opts.Console, cfg.CrawlID)

@@ -8,11 +8,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/cluster"
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/politeness/redisbackend"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,6 +26,27 @@ var _ crawl.Frontier = (*cluster.Frontier)(nil)
 // nothing queued and nothing in flight before it stops: another node's
 // acknowledgement and its page's new links land a moment apart.
 const clusterDrainGrace = 3 * time.Second
+
+// clusterLocalGates, when set, breaks the politeness that the crawl's
+// nodes share: each node keeps its politeness gate state, robots.txt cache
+// and delays to itself instead of in Redis, and does not hold a host's
+// queue in the shared frontier after a fetch (the crawler holds it until
+// the gate's next time for the host, a second, shared, guard of the
+// delay). The nodes then share only the frontier's one URL in flight per
+// host. Nothing in the program sets it; only this package's tests do (in
+// the child processes they start, see crawlcluster_gates_test.go), as the
+// negative control of the distributed crawl's politeness checks: the same
+// report that passes a cluster must fail this one.
+var clusterLocalGates bool
+
+// unblockedFrontier is the shared frontier without the crawler's holds of
+// a queue after a fetch (clusterLocalGates only).
+type unblockedFrontier struct{ *cluster.Frontier }
+
+// BlockQueueUntil does nothing.
+func (unblockedFrontier) BlockQueueUntil(context.Context, string, string, time.Time) error {
+	return nil
+}
 
 // crawlNode is this process's membership in a shared crawl.
 type crawlNode struct {
@@ -56,11 +79,91 @@ func joinCluster(ctx context.Context, addrs string, opts *crawl.Options, log *sl
 	}
 	backend := redisbackend.Backend(rc, redisbackend.Options{})
 	opts.Frontier = fr
-	opts.Politeness = &backend
+	if clusterLocalGates {
+		opts.Frontier = unblockedFrontier{fr}
+	} else {
+		opts.Politeness = &backend
+	}
 	opts.DrainGrace = clusterDrainGrace
 	n := &crawlNode{rc: rc, fr: fr, mem: mem, id: cluster.NewNodeID(), stop: func() {}}
 	log.Info("joined the shared crawl", "redis", addrs, "node", n.id)
 	return n, nil
+}
+
+// share sets what the node shares with the crawl's other nodes beyond
+// joinCluster's frontier and gate: the seed hosts of the seeds scope, and
+// politeness permits as long as the node's frontier leases.
+func (n *crawlNode) share(cfg *crawl.Config, opts *crawl.Options, lease time.Duration) {
+	opts.SeedHosts = &redisSeedHosts{rc: n.rc, key: seedHostsKey(frontierID(cfg.CrawlID))}
+	clusterGateLease(&cfg.Politeness, lease)
+}
+
+// clusterGateLease makes the politeness gate's permits, shared in Redis,
+// last as long as the node's frontier leases (--lease), unless the
+// configuration file sets politeness.lease. A node killed while it
+// fetches leaves its permit in Redis, holding the host's slot until the
+// permit expires; with the gate's own default (2 minutes) the host's URLs,
+// served again to the other nodes one --lease after the death, would wait
+// at the gate for the rest of those 2 minutes. Like --lease, the permit
+// must outlast any fetch, or another node could start on the host before
+// the fetch ends.
+func clusterGateLease(pc *politeness.Config, lease time.Duration) {
+	if pc.Lease == 0 {
+		pc.Lease = lease
+	}
+}
+
+// seedHostsKey is the Redis set of a crawl's seed hosts (one slot).
+func seedHostsKey(crawlID string) string {
+	return "courtesy:crawl:{seedhosts\x1f" + strings.NewReplacer("%", "%25", "}", "%7D").Replace(crawlID) + "}"
+}
+
+// redisSeedHosts is the crawl.SeedHostSet of a shared crawl: a Redis set
+// per crawl. Hosts reads the whole set only when its size changed.
+type redisSeedHosts struct {
+	rc  redis.UniversalClient
+	key string
+
+	mu   sync.Mutex
+	size int64 // the set's size at the last read; guarded by mu
+}
+
+// Add implements crawl.SeedHostSet.
+func (s *redisSeedHosts) Add(ctx context.Context, hosts []string) error {
+	for len(hosts) > 0 {
+		n := min(len(hosts), 1000)
+		args := make([]any, n)
+		for i, h := range hosts[:n] {
+			args[i] = h
+		}
+		if err := s.rc.SAdd(ctx, s.key, args...).Err(); err != nil {
+			return fmt.Errorf("crawl: sharing seed hosts: %w", err)
+		}
+		hosts = hosts[n:]
+	}
+	return nil
+}
+
+// Hosts implements crawl.SeedHostSet.
+func (s *redisSeedHosts) Hosts(ctx context.Context) ([]string, bool, error) {
+	size, err := s.rc.SCard(ctx, s.key).Result()
+	if err != nil {
+		return nil, false, fmt.Errorf("crawl: reading seed hosts: %w", err)
+	}
+	s.mu.Lock()
+	same := size == s.size
+	s.mu.Unlock()
+	if same {
+		return nil, false, nil
+	}
+	hosts, err := s.rc.SMembers(ctx, s.key).Result()
+	if err != nil {
+		return nil, false, fmt.Errorf("crawl: reading seed hosts: %w", err)
+	}
+	s.mu.Lock()
+	s.size = int64(len(hosts))
+	s.mu.Unlock()
+	return hosts, true, nil
 }
 
 // heartbeat publishes this node as role "crawl" of crawlID every second

@@ -23,13 +23,20 @@ const clusterDelay = 150 * time.Millisecond
 
 func startClusterCrawl(t *testing.T, data, addrs, crawlID, webAddr string, seeds []string, flags ...string) *crawlProc {
 	t.Helper()
+	return startClusterCrawlEnv(t, nil, data, addrs, crawlID, webAddr, seeds, flags...)
+}
+
+// startClusterCrawlEnv is startClusterCrawl with more environment
+// variables for the child.
+func startClusterCrawlEnv(t *testing.T, env []string, data, addrs, crawlID, webAddr string, seeds []string, flags ...string) *crawlProc {
+	t.Helper()
 	p := &crawlProc{data: data, done: make(chan error, 1)}
 	args := append([]string{"crawl", "--redis-cluster", addrs, "--crawl-id", crawlID, "--data", data,
 		"--resolve", "*.test=" + webAddr, "--delay", clusterDelay.String(), "--workers", "8",
 		"--max-duration", "3m", "--log-level", "info"}, flags...)
 	args = append(args, seeds...)
 	p.cmd = exec.Command(os.Args[0], args...)
-	p.cmd.Env = append(os.Environ(), "COURTESY_CLI_HELPER=1")
+	p.cmd.Env = append(append(os.Environ(), "COURTESY_CLI_HELPER=1"), env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.errb
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

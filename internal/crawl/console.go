@@ -158,6 +158,9 @@ func (c *Crawler) AddSeeds(ctx context.Context, urls []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := c.shareSeedHosts(ctx, items); err != nil {
+		return 0, fmt.Errorf("crawl: add seeds: %w", err)
+	}
 	added := 0
 	for len(items) > 0 {
 		n := min(len(items), 1000)

@@ -81,6 +81,10 @@ type Options struct {
 	// the frontier may serve it to another process sharing the crawl (a
 	// crashed one's URLs come back after it); 0 means 10 minutes.
 	Lease time.Duration
+	// SeedHosts, when set, shares the seed hosts of the seeds scope with
+	// the other processes of a shared crawl (seedhosts.go); nil keeps them
+	// in this process.
+	SeedHosts SeedHostSet
 }
 
 // Summary is what a run did.
@@ -159,6 +163,9 @@ type Crawler struct {
 	norm    urlnorm.Options
 	scope   *scoper
 	honorNA bool
+	// seedSynced is when the shared seed hosts were last read (the
+	// dispatcher's).
+	seedSynced time.Time
 
 	db      *kv.DB
 	fr      Frontier
@@ -535,6 +542,10 @@ func (c *Crawler) seed(ctx context.Context, seeds []string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.shareSeedHosts(ctx, items); err != nil {
+		return fmt.Errorf("crawl: seed: %w", err)
+	}
+	c.syncSeedHosts(ctx, true)
 	for len(items) > 0 {
 		n := min(len(items), 1000)
 		if _, err := c.fr.Put(ctx, items[:n]); err != nil {

@@ -52,6 +52,7 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 	var emptySince time.Time // when idle became 1
 	var synced time.Time     // when completed last read a shared frontier's total
 	for runCtx.Err() == nil {
+		c.syncSeedHosts(runCtx, false) // seedhosts.go
 		if c.cfg.MaxPages > 0 && c.opts.Frontier != nil && c.now().Sub(synced) >= time.Second {
 			// MaxPages counts the whole crawl: other processes complete
 			// URLs of a shared frontier too.
