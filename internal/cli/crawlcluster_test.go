@@ -5,6 +5,8 @@ package cli
 // Redis Cluster and share one politeness gate.
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/courtesy-crawler/courtesy/internal/redistest"
 	"github.com/courtesy-crawler/courtesy/internal/testweb/report"
@@ -240,6 +244,109 @@ func TestCrawlRedisClusterUsage(t *testing.T) {
 		code, _, errOut := run(t, "", append(args, "http://a.test/")...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestCrawlRedisClusterIndexLost: a node stops part-way (--max-duration),
+// then the crawl's index of queues goes wrong the ways a failover or a
+// node's death between a queue's update and its index's can leave it. A
+// node joining afterwards must find the queues and finish the crawl:
+//   - index lost (an empty crawl to the totals): it repairs at start;
+//   - index ahead of the queues, saying nothing is queued: it repairs
+//     before it calls the crawl drained;
+//   - index ahead of the queues, saying each queue has a URL in flight
+//     and none ready: it repairs after half a minute of URLs queued that
+//     nothing serves.
+func TestCrawlRedisClusterIndexLost(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		inFlight  bool // the stale index says one URL of each queue is in flight
+		deleteAll bool
+		logLine   string
+	}{
+		{name: "lost", deleteAll: true, logLine: "frontier index repaired"},
+		{name: "ahead, empty", logLine: "frontier index repaired before drain"},
+		{name: "ahead, in flight", inFlight: true, logLine: "frontier index repaired while idle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			web, webAddr, mem, seeds := sharedWeb(t)
+			a := startClusterCrawl(t, filepath.Join(t.TempDir(), "a"), srv.Addr, "lost", webAddr, seeds, "--max-duration", "800ms", "--lease", "3s")
+			select {
+			case <-a.done:
+			case <-time.After(time.Minute):
+				t.Fatalf("the first node did not stop\nstderr:\n%s", tail(a.errb.String(), 40))
+			}
+			total := 0
+			for _, s := range web.Sites() {
+				total += len(web.Reachable(s))
+			}
+			if got := len(fetchCounts(mem)); got == 0 || got >= total {
+				t.Fatalf("the first node fetched %d of %d pages; the test needs some left", got, total)
+			}
+			staleIndex(t, srv.Addr, tc.deleteAll, tc.inFlight)
+			b := startClusterCrawl(t, filepath.Join(t.TempDir(), "b"), srv.Addr, "lost", webAddr, nil, "--lease", "3s")
+			b.wait(t, 2*time.Minute)
+			if !strings.Contains(b.errb.String(), tc.logLine) {
+				t.Errorf("the second node did not log %q\nstderr:\n%s", tc.logLine, tail(b.errb.String(), 40))
+			}
+			checkShared(t, web, mem, []*crawlProc{a, b}, 8)
+		})
+	}
+}
+
+// staleIndex damages the crawl index on the Redis server at addr: it
+// deletes it, or replaces every queue's entry by one from the future (a
+// version 1,000 ahead) that says the queue is empty or has one URL in
+// flight, with none ready and shard totals to match.
+func staleIndex(t *testing.T, addr string, deleteAll, inFlight bool) {
+	t.Helper()
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	keys, err := c.Keys(ctx, "*{i\x1f*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("index keys %q, %v", keys, err)
+	}
+	if deleteAll {
+		if err := c.Del(ctx, keys...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, k := range keys {
+		if !strings.HasSuffix(k, ":q") {
+			continue
+		}
+		shard := strings.TrimSuffix(k, "q")
+		entries, err := c.HGetAll(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size, inflight, active, completed int64
+		for queue, v := range entries {
+			var ver, n, fl, done, retired int64
+			if _, err := fmt.Sscan(v, &ver, &n, &fl, &done, &retired); err != nil {
+				t.Fatalf("index entry %q: %v", v, err)
+			}
+			n, fl = 0, 0
+			if inFlight {
+				n, fl = 1, 1
+				size++
+				inflight++
+				active++
+			}
+			completed += done
+			if err := c.HSet(ctx, k, queue, fmt.Sprintf("%d %d %d %d 0", ver+1000, n, fl, done)).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Del(ctx, shard+"r", shard+"p").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.HSet(ctx, shard+"s", "size", size, "inflight", inflight, "active", active, "completed", completed).Err(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

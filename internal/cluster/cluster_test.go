@@ -160,6 +160,37 @@ func TestRepair(t *testing.T) {
 	}
 }
 
+// TestRepairConcurrentUpdate: another process updates a queue between
+// Repair's read of its state and its forced index write. The forced write
+// puts the older state into the index; the second pass must put the newer
+// one back, so Repair is safe while other nodes crawl.
+func TestRepairConcurrentUpdate(t *testing.T) {
+	a, b, _, _ := twoNodes(t)
+	ctx := context.Background()
+	if _, err := a.Put(ctx, []frontier.Item{{Info: frontier.URLInfo{URL: "http://x.example/1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	cluster.SetRepairRead(a, func() {
+		if done {
+			return
+		}
+		done = true
+		if _, err := b.Put(ctx, []frontier.Item{{Info: frontier.URLInfo{URL: "http://x.example/2"}}, {Info: frontier.URLInfo{URL: "http://x.example/3"}}}); err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := a.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !done {
+		t.Fatal("the hook did not run")
+	}
+	if s := a.Stats("", ""); s.Size != 3 || s.Queues != 1 {
+		t.Fatalf("stats after Repair with a concurrent Put: %+v, want 3 queued in 1 queue", s)
+	}
+}
+
 // TestRepairVersionRegression: a failover can lose a queue's last
 // version increments while its index shard (another master) kept them;
 // the queue's next updates then look old to the index. Repair forces the

@@ -125,6 +125,10 @@ type Frontier struct {
 	waitShort atomic.Uint64
 	lastErr   atomic.Pointer[string]
 
+	// repairRead, when set (tests only), runs in Repair's forced pass
+	// between reading the queues' state and writing the index.
+	repairRead func()
+
 	mu struct {
 		sync.Mutex
 		// leases holds the fencing tokens of the leases this process

@@ -15,14 +15,26 @@ import (
 // replication), leaves a queue indexed late or not at all, and Repair
 // brings it back. It scans every master's keys (SCAN, in batches), so it
 // costs about one round trip per 256 queues: run it after a failover and
-// before deciding that a crawl is finished.
+// before deciding that a crawl is finished (crawl nodes run it before they
+// call the crawl drained).
+//
+// Each batch is written twice. The first pass forces the queue's state
+// into the index whatever the versions (a failover can leave the index
+// ahead of the queue); the second re-reads the queues and writes again
+// with the usual version check. A process that updated a queue between
+// the first pass's read and write had its newer entry overwritten by the
+// forced one; the second pass reads that newer state and puts it back. So
+// Repair is safe to run while other processes crawl.
 func (f *Frontier) Repair(ctx context.Context) (int, error) {
 	pattern := globEscape(f.o.Prefix) + "{q\x1f*}:m"
 	var mu sync.Mutex
 	total := 0
 	err := f.scanKeys(ctx, "repair", pattern, func(ctx context.Context, keys []string) error {
-		n, err := f.repairMetas(ctx, keys)
+		n, err := f.repairMetas(ctx, keys, true)
 		if err != nil {
+			return err
+		}
+		if _, err := f.repairMetas(ctx, keys, false); err != nil {
 			return err
 		}
 		mu.Lock()
@@ -37,8 +49,9 @@ func (f *Frontier) Repair(ctx context.Context) (int, error) {
 	return total, err
 }
 
-// repairMetas reindexes the queues whose meta keys are given.
-func (f *Frontier) repairMetas(ctx context.Context, metas []string) (int, error) {
+// repairMetas reindexes the queues whose meta keys are given, forcing
+// their state into the index when force is set.
+func (f *Frontier) repairMetas(ctx context.Context, metas []string, force bool) (int, error) {
 	pipe := f.c.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(metas))
 	for i, k := range metas {
@@ -77,8 +90,13 @@ func (f *Frontier) repairMetas(ctx context.Context, metas []string) (int, error)
 			return 0, err
 		}
 		ic := f.indexCall(qs[i].crawl, qs[i].key, st)
-		ic.args[len(ic.args)-1] = "1" // the queue's state is the truth
+		if force {
+			ic.args[len(ic.args)-1] = "1" // the queue's state is the truth
+		}
 		index = append(index, ic)
+	}
+	if force && f.repairRead != nil {
+		f.repairRead()
 	}
 	if err := f.runOnce(ctx, f.c, index); err != nil {
 		return 0, err

@@ -303,7 +303,18 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 	if err := c.seed(ctx, seeds); err != nil {
 		return nil, err
 	}
-	if st := c.fr.Stats(c.cfg.CrawlID, ""); st.Size == 0 && st.Completed == 0 {
+	st = c.fr.Stats(c.cfg.CrawlID, "")
+	if r, ok := c.fr.(indexRepairer); ok && st.Size == 0 && st.Completed == 0 {
+		// A shared crawl's totals come from its index: look at the
+		// queues themselves before saying it is empty.
+		if n, err := r.Repair(ctx); err != nil {
+			c.log.Warn("frontier index repair failed", "err", err)
+		} else if n > 0 {
+			c.log.Info("frontier index repaired", "queues", n)
+			st = c.fr.Stats(c.cfg.CrawlID, "")
+		}
+	}
+	if st.Size == 0 && st.Completed == 0 {
 		return nil, ErrNothingToCrawl
 	}
 

@@ -50,7 +50,10 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 		lease = 10 * time.Minute
 	}
 	var emptySince time.Time // when idle became 1
-	var synced time.Time     // when completed last read a shared frontier's total
+	repaired := false        // the shared frontier's index was repaired in this empty spell
+	var stuckSince time.Time // since when nothing was served or in flight while URLs are queued
+	var lastRepair time.Time
+	var synced time.Time // when completed last read a shared frontier's total
 	for runCtx.Err() == nil {
 		c.syncSeedHosts(runCtx, false) // seedhosts.go
 		if c.cfg.MaxPages > 0 && c.opts.Frontier != nil && c.now().Sub(synced) >= time.Second {
@@ -101,6 +104,20 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 						emptySince = c.now()
 					}
 					if idle >= 2 && c.now().Sub(emptySince) >= c.opts.DrainGrace {
+						if r, ok := c.fr.(indexRepairer); ok && !repaired {
+							// A shared frontier's index can miss a queue
+							// (a node or a master died between a queue's
+							// update and its index's): look once more
+							// after a repair before calling the crawl done.
+							repaired = true
+							if n, err := r.Repair(runCtx); err != nil {
+								c.log.Warn("frontier index repair before drain failed", "err", err)
+							} else {
+								c.log.Info("frontier index repaired before drain", "queues", n)
+							}
+							idle = 0
+							continue
+						}
 						drained = true
 						break
 					}
@@ -111,10 +128,28 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 				}
 			}
 			idle = 0
+			if c.inFlight.Load() == 0 {
+				// Queued URLs but none served and none in flight: waiting
+				// on delays or backoff, or a shared index that lost a
+				// queue. Repair such an index now and then.
+				if stuckSince.IsZero() {
+					stuckSince = c.now()
+				}
+				if r, ok := c.fr.(indexRepairer); ok && c.now().Sub(stuckSince) >= indexRepairIdle && c.now().Sub(lastRepair) >= indexRepairIdle {
+					lastRepair = c.now()
+					if n, err := r.Repair(runCtx); err != nil {
+						c.log.Warn("frontier index repair failed", "err", err)
+					} else {
+						c.log.Info("frontier index repaired while idle", "queues", n)
+					}
+				}
+			}
 			c.fr.WaitReady(runCtx, 200*time.Millisecond)
 			continue
 		}
 		idle = 0
+		repaired = false
+		stuckSince = time.Time{}
 		for _, l := range leases {
 			c.inFlight.Add(1)
 			work <- l
@@ -191,4 +226,17 @@ func (c *Crawler) waitDone(ctx context.Context, done <-chan struct{}) {
 	case <-done:
 	case <-t.C:
 	}
+}
+
+// indexRepairIdle is how long a crawl with URLs queued but none served
+// and none in flight waits before it repairs a shared frontier's index
+// (and between two such repairs): long enough that a crawl waiting on
+// delays or backoff pays one index scan per half minute at most.
+const indexRepairIdle = 30 * time.Second
+
+// indexRepairer is a shared frontier whose index of queues can miss one
+// after a failure (the Redis Cluster frontier): the dispatcher repairs it
+// before it calls the crawl drained.
+type indexRepairer interface {
+	Repair(ctx context.Context) (int, error)
 }
