@@ -130,7 +130,10 @@ snapshot() {
 # start_testweb NAME: serve the web with a request log NAME.log; sets ADDR.
 start_testweb() {
 	local out=$WORK/$1.testweb.out
-	"$BIN/courtesy" testweb "${GEN[@]}" --latency "$LATENCY" --listen 127.0.0.1:0 --log "$WORK/$1.log" >"$out" 2>&1 &
+	# Under measure too: its CPU is part of what the machine must give
+	# (measure passes SIGTERM on to it).
+	"$BIN/measure" -o "$WORK/$1.testweb.measure.json" -label "$1-testweb" -- \
+		"$BIN/courtesy" testweb "${GEN[@]}" --latency "$LATENCY" --listen 127.0.0.1:0 --log "$WORK/$1.log" >"$out" 2>&1 &
 	TW_PID=$!
 	ADDR=
 	for _ in $(seq 1 300); do
@@ -208,4 +211,4 @@ echo
 echo "Cluster benchmark $(date -u +%Y-%m-%dT%H:%MZ): $SITES sites x $PAGES pages, latency $LATENCY, delay $DELAY," \
 	"$WORKERS workers a node, $DURATION a run, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-"$BIN/clustertable" -dir "$WORK" "${embedded[@]}" "${names[@]}"
+"$BIN/clustertable" -dir "$WORK" -cores "$(nproc)" "${embedded[@]}" "${names[@]}"

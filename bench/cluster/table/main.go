@@ -65,6 +65,8 @@ type run struct {
 	redis *delta // nil for the embedded frontier
 	// masters is the number of master servers summed in redis.
 	masters int
+	// testweb is the synthetic web's process, when it was measured.
+	testweb *measured
 }
 
 // wall is the longest node's wall time: the nodes start together, so it
@@ -122,6 +124,7 @@ func main() {
 	fs := flag.NewFlagSet("clustertable", flag.ContinueOnError)
 	dir := fs.String("dir", ".", "`DIR` holding the runs' files")
 	embedded := fs.String("embedded", "", "`NAME` of the run with the embedded frontier (the CPU baseline)")
+	cores := fs.Int("cores", 0, "the machine's `N` cores, for the CPU-bound ceiling (0: leave it out)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
@@ -138,7 +141,7 @@ func main() {
 		e := load(*dir, *embedded, false)
 		emb = &e
 	}
-	writeTables(os.Stdout, runs, emb)
+	writeTables(os.Stdout, runs, emb, *cores)
 }
 
 func load(dir, name string, cluster bool) run {
@@ -160,6 +163,10 @@ func load(dir, name string, cluster bool) run {
 	if err := readJSON(filepath.Join(dir, name+".report.json"), &r.r); err != nil {
 		r.why = err.Error()
 		return r
+	}
+	var tw measured
+	if err := readJSON(filepath.Join(dir, name+".testweb.measure.json"), &tw); err == nil {
+		r.testweb = &tw
 	}
 	if cluster {
 		d, n, err := loadRedis(filepath.Join(dir, name+".redis"))
@@ -258,7 +265,7 @@ func readJSON(name string, v any) error {
 	return nil
 }
 
-func writeTables(w io.Writer, runs []run, emb *run) {
+func writeTables(w io.Writer, runs []run, emb *run, cores int) {
 	all := runs
 	if emb != nil {
 		all = append([]run{*emb}, runs...)
@@ -301,6 +308,31 @@ func writeTables(w io.Writer, runs []run, emb *run) {
 			r.name, r.masters, r.perPage(float64(d.commands)), r.perPage(float64(d.scripts)), r.perPage(d.reads),
 			r.perPage(d.netIn), r.perPage(d.netOut), r.perPage(d.netIn+d.netOut)/1024, r.perPage(d.replOut)/1024,
 			1000*r.perPage(d.cpu))
+	}
+
+	if cores > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "CPU of every process per page, and the pages/s that %d cores could give at that cost if the crawl had them all:\n", cores)
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| run | nodes ms/page | Redis ms/page | testweb ms/page | total ms/page | CPU-bound ceiling pages/s | pages/s |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+		for _, r := range all {
+			if !r.ok {
+				continue
+			}
+			redisCPU, twCPU := 0.0, 0.0
+			if r.redis != nil {
+				redisCPU = 1000 * r.perPage(r.redis.cpu)
+			}
+			tw := "?"
+			if r.testweb != nil {
+				twCPU = 1000 * r.perPage(r.testweb.CPUSeconds)
+				tw = fmt.Sprintf("%.2f", twCPU)
+			}
+			total := r.cpuMsPerPage() + redisCPU + twCPU
+			fmt.Fprintf(w, "| %s | %.2f | %.2f | %s | %.2f | %.0f | %.0f |\n",
+				r.name, r.cpuMsPerPage(), redisCPU, tw, total, div(1000*float64(cores), total), r.pagesPerSec())
+		}
 	}
 
 	fmt.Fprintln(w)
