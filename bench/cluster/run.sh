@@ -91,20 +91,39 @@ log "$(wc -l <"$WORK/seeds.txt") seeds, $PAGES pages each, latency $LATENCY, del
 # port_free PORT: nothing listens on 127.0.0.1:PORT.
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# The cluster: 6 ports and their bus ports (+10000), all free.
-if [[ -z ${BASE_PORT:-} ]]; then
+# pick_base: a base port whose 6 ports and bus ports (+10000) are free.
+pick_base() {
+	local b ok i
 	for _ in $(seq 1 50); do
 		b=$((20000 + RANDOM % 20000))
 		ok=1
 		for i in 0 1 2 3 4 5; do
 			port_free $((b + i)) && port_free $((b + i + 10000)) || ok=0
 		done
-		[[ $ok == 1 ]] && BASE_PORT=$b && break
+		[[ $ok == 1 ]] && echo "$b" && return 0
 	done
-	[[ -n ${BASE_PORT:-} ]] || { log "no 6 free ports found"; exit 1; }
-fi
+	return 1
+}
+
+# The cluster. Ports found free may be taken by another program before
+# redis-server binds them: with a chosen BASE_PORT, try another (3 tries).
 CLUSTER_UP=1
-ADDRS=$("$ROOT/scripts/redis-cluster" start "$WORK/redis" "$BASE_PORT")
+ADDRS=
+if [[ -n ${BASE_PORT:-} ]]; then
+	ADDRS=$("$ROOT/scripts/redis-cluster" start "$WORK/redis" "$BASE_PORT")
+else
+	for try in 1 2 3; do
+		BASE_PORT=$(pick_base) || { log "no 6 free ports found"; exit 1; }
+		if ADDRS=$("$ROOT/scripts/redis-cluster" start "$WORK/redis" "$BASE_PORT"); then
+			break
+		fi
+		log "Redis Cluster on $BASE_PORT did not start (try $try of 3)"
+		"$ROOT/scripts/redis-cluster" stop "$WORK/redis" 2>/dev/null || true
+		rm -rf "$WORK/redis"
+		ADDRS=
+	done
+	[[ -n $ADDRS ]] || { log "no Redis Cluster could be started"; exit 1; }
+fi
 PORTS=()
 for i in 0 1 2 3 4 5; do PORTS+=($((BASE_PORT + i))); done
 log "Redis Cluster on $ADDRS"
