@@ -48,6 +48,10 @@ func (unblockedFrontier) BlockQueueUntil(context.Context, string, string, time.T
 	return nil
 }
 
+// crawlNodeKnownCache is how many URLs a crawl node remembers as stored,
+// so that links it finds again cost no Redis round trip (about 40 MB).
+const crawlNodeKnownCache = 1 << 20
+
 // crawlNode is this process's membership in a shared crawl.
 type crawlNode struct {
 	rc  redis.UniversalClient
@@ -67,7 +71,7 @@ func joinCluster(ctx context.Context, addrs string, opts *crawl.Options, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("crawl: --redis-cluster: %w", err)
 	}
-	fr, err := cluster.New(ctx, rc, cluster.Options{})
+	fr, err := cluster.New(ctx, rc, cluster.Options{KnownCache: crawlNodeKnownCache})
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("crawl: --redis-cluster: %w", err)

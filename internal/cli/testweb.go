@@ -47,11 +47,19 @@ Subcommands (same generation flags):
 	listen := fs.String("listen", "127.0.0.1:8081", "listen `ADDR` (a loopback address and port; port 0 picks one)")
 	logPath := fs.String("log", "", "write one JSON line per request to `FILE`")
 	listenHosts := fs.Bool("listen-hosts", false, "also listen on every 127.x address of 'testweb hosts' (same port as --listen, which must not be 0)")
+	latency := fs.String("latency", "", "make every response wait a time in `MIN-MAX` (e.g. 100ms-300ms) before its header, the same for each URL on every run (robots.txt included; default: no wait)")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
 		return err
+	}
+	if *latency != "" {
+		lo, hi, err := testweb.ParseLatency(*latency)
+		if err != nil {
+			return usagef("--latency: %v", err)
+		}
+		gen.cfg.LatencyMin, gen.cfg.LatencyMax = lo, hi
 	}
 	web, err := gen.web()
 	if err != nil {
@@ -106,6 +114,9 @@ Subcommands (same generation flags):
 	}
 	addr := ln.Addr().String()
 	fmt.Fprintf(env.Stdout, "testweb: serving %d sites (%d host names) on http://%s\n", len(web.Sites()), len(web.Hosts()), addr)
+	if c := web.Config(); c.LatencyMax > 0 {
+		fmt.Fprintf(env.Stdout, "  every response waits %v-%v before its header\n", c.LatencyMin, c.LatencyMax)
+	}
 	fmt.Fprintf(env.Stdout, "  courtesy:      --resolve '*.test=%s'\n", addr)
 	fmt.Fprintf(env.Stdout, "  other clients: curl -x http://%s http://hub.test/   (or http_proxy=http://%s)\n", addr, addr)
 	if *listenHosts {

@@ -35,6 +35,8 @@ func TestTestwebUsage(t *testing.T) {
 		{"non-loopback listen", []string{"testweb", "--listen", "0.0.0.0:0"}, 2, ""},
 		{"bad listen", []string{"testweb", "--listen", "nowhere"}, 2, ""},
 		{"listen-hosts without port", []string{"testweb", "--listen", "127.0.0.1:0", "--listen-hosts"}, 2, ""},
+		{"bad latency", []string{"testweb", "--listen", "127.0.0.1:0", "--latency", "300ms-100ms"}, 2, ""},
+		{"latency too long", []string{"testweb", "--listen", "127.0.0.1:0", "--latency", "1s-2m"}, 2, ""},
 		{"report without log", []string{"testweb", "report"}, 2, ""},
 		{"report two logs", []string{"testweb", "report", "a", "b"}, 2, ""},
 		{"report missing file", []string{"testweb", "report", filepath.Join(t.TempDir(), "none.jsonl")}, 1, ""},

@@ -68,6 +68,18 @@ type Options struct {
 	// own (SetDelay with no key, which every process shares). It is this
 	// process's: give every process the same. 0 means none.
 	DefaultDelay time.Duration
+	// KnownCache, when > 0, remembers in this process up to that many
+	// URLs it has seen stored (discovered, found already known, or
+	// acknowledged), and Put answers Skipped for such a discovered URL
+	// without asking Redis: on a crawl most links found are URLs the
+	// crawl already holds (a site's navigation repeats on every page),
+	// and each costs two scripts otherwise. The answer is the one Redis
+	// would give, except after another process deleted or purged the URL
+	// (DeleteQueue, DeleteCrawl, PurgeURLs on this process forget the
+	// whole cache) or a master failover lost its write: this process then
+	// does not add it again until the cache forgets it. About 40 bytes a
+	// URL; at most MaxKnownCache. 0 means none: every Put asks Redis.
+	KnownCache int
 	// Now is the clock for leases, due times and blocks. nil means Redis
 	// server time (the TIME command inside each script), so that the
 	// machines' clocks need not agree; tests inject a fake clock.
@@ -81,6 +93,9 @@ func (o Options) Validate() error {
 	}
 	if o.IndexShards < 0 || o.IndexShards > 16384 {
 		return fmt.Errorf("cluster: %d index shards (want 1..16384)", o.IndexShards)
+	}
+	if o.KnownCache < 0 || o.KnownCache > MaxKnownCache {
+		return fmt.Errorf("cluster: known-URL cache of %d (want 0..%d)", o.KnownCache, MaxKnownCache)
 	}
 	return nil
 }
@@ -119,6 +134,8 @@ type Frontier struct {
 	c      redis.UniversalClient
 	o      Options
 	shards int
+
+	known *knownCache // nil without Options.KnownCache
 
 	retries   atomic.Uint64
 	staleAcks atomic.Uint64
@@ -170,6 +187,9 @@ func New(ctx context.Context, c redis.UniversalClient, o Options) (*Frontier, er
 	}
 	o.fill()
 	f := &Frontier{c: c, o: o}
+	if o.KnownCache > 0 {
+		f.known = newKnownCache(o.KnownCache)
+	}
 	f.mu.leases = map[string]heldLease{}
 	f.mu.delays = map[string]cachedDelay{}
 	f.mu.registered = map[string]time.Time{}
@@ -355,6 +375,7 @@ type putGroup struct {
 	crawl, key string
 	idx        []int
 	hashes     []string
+	sums       []uint64 // known-cache sums, with Options.KnownCache
 }
 
 func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.Status, []bool, error) {
@@ -374,6 +395,15 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 			continue
 		}
 		crawl := normCrawl(it.Info.CrawlID)
+		h := hashURL(it.Info.URL)
+		var sum uint64
+		if f.known != nil {
+			sum = f.known.sum(crawl, key, h)
+			if !it.Known && f.known.has(sum) {
+				statuses[i] = frontier.Skipped // what Redis would answer
+				continue
+			}
+		}
 		gk := [2]string{crawl, key}
 		g := groups[gk]
 		if g == nil || len(g.idx) >= putItemsPerCall {
@@ -382,7 +412,8 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 			order = append(order, g)
 		}
 		g.idx = append(g.idx, i)
-		g.hashes = append(g.hashes, hashURL(it.Info.URL))
+		g.hashes = append(g.hashes, h)
+		g.sums = append(g.sums, sum)
 	}
 	if len(order) == 0 {
 		return statuses, stale, nil
@@ -441,6 +472,9 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 		f.mu.Lock()
 		for j, i := range g.idx {
 			code, _ := asInt(st.rest[j])
+			if f.known != nil && (code == 0 || code == 1 && !items[i].Known) {
+				f.known.add(g.sums[j]) // stored, or already there
+			}
 			switch code {
 			case 0:
 				statuses[i] = frontier.OK

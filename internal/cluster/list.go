@@ -263,6 +263,7 @@ func (f *Frontier) CountURLs(ctx context.Context, p frontier.ListParams) (uint64
 // filter on: with a filter only URLs not completed are purged. Each queue is read with HSCAN, a batch at a
 // time, and a script deletes the batch's URLs whose record is unchanged.
 func (f *Frontier) PurgeURLs(ctx context.Context, p frontier.ListParams, createdBefore time.Time) (uint64, error) {
+	defer f.forgetKnown() // once done, so a Put meanwhile cannot keep a deleted URL
 	crawl := normCrawl(p.CrawlID)
 	limit := createdBefore.Unix()
 	keys, err := f.listKeys(ctx, p)

@@ -88,6 +88,7 @@ return 1
 // removed URLs end: their acknowledgements store them again, as known
 // URLs.
 func (f *Frontier) DeleteQueue(ctx context.Context, crawlID, key string) (uint64, error) {
+	defer f.forgetKnown() // once done, so a Put meanwhile cannot keep a deleted URL
 	crawl := normCrawl(crawlID)
 	c := &call{s: deleteQueueScript, keys: f.queueKeys(crawl, key), args: []any{f.nowArg(), 0, "0"}}
 	if err := f.run(ctx, "delete queue", []*call{c}); err != nil {
@@ -132,6 +133,7 @@ func (f *Frontier) forgetLeases(crawl, key string) {
 // leave some of its queues behind, and that process lists the crawl again
 // only after its next Put a few seconds later.
 func (f *Frontier) DeleteCrawl(ctx context.Context, crawlID string) (uint64, error) {
+	defer f.forgetKnown() // once done, so a Put meanwhile cannot keep a deleted URL
 	crawl := normCrawl(crawlID)
 	pattern := globEscape(f.o.Prefix) + "{q\x1f" + globEscape(tagEscape(crawl)) + "\x1f*"
 	var mu sync.Mutex

@@ -20,6 +20,8 @@ const (
 	MaxEndlessBytes = 1 << 30
 	// MaxSlowDelay bounds Config.SlowDelay.
 	MaxSlowDelay = 10 * time.Minute
+	// MaxLatency bounds Config.LatencyMax.
+	MaxLatency = time.Minute
 )
 
 // Config says which web to build. The zero value is a small web (20 generic
@@ -72,6 +74,15 @@ type Config struct {
 	// "HH:MM-HH:MM" in UTC (it may wrap midnight). Default "00:00-12:00":
 	// mornings only. Tests that must drain a crawl set a window open now.
 	VisitTime string
+	// LatencyMin and LatencyMax, when LatencyMax > 0, make every response
+	// wait before its header for a time in [LatencyMin, LatencyMax], drawn
+	// from Seed, the host and the request target: the same URL always
+	// waits the same time, so reruns are identical. robots.txt waits too;
+	// the listener's own /health and /metrics and unknown hosts do not.
+	// Default 0 and 0: no wait. LatencyMax is at most MaxLatency, and
+	// LatencyMin is at most LatencyMax. The wait does not change any byte
+	// served.
+	LatencyMin, LatencyMax time.Duration
 	// SitesPerAddr is how many sites share one 127.x address in the
 	// /etc/hosts lines. Default 8.
 	SitesPerAddr int
@@ -148,6 +159,9 @@ func (c Config) Validate() error {
 	}
 	if d.EndlessTime < 0 || d.EndlessTime > MaxSlowDelay {
 		errs = append(errs, fmt.Errorf("testweb: EndlessTime %v out of range [0, %v]", d.EndlessTime, MaxSlowDelay))
+	}
+	if d.LatencyMin < 0 || d.LatencyMax < 0 || d.LatencyMax > MaxLatency || d.LatencyMin > d.LatencyMax {
+		errs = append(errs, fmt.Errorf("testweb: latency %v-%v: want 0 <= min <= max <= %v", d.LatencyMin, d.LatencyMax, MaxLatency))
 	}
 	if !d.AddrBase.Is4() || d.AddrBase.As4()[0] != 127 {
 		errs = append(errs, fmt.Errorf("testweb: AddrBase %v is not an IPv4 address in 127.0.0.0/8", d.AddrBase))

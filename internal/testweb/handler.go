@@ -37,6 +37,19 @@ func (h handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "testweb: only GET and HEAD", http.StatusMethodNotAllowed)
 		return
 	}
+	if h.w.cfg.LatencyMax > 0 && rt.op != opLocal && rt.op != opUnknownHost {
+		// The simulated server time comes before the header, as a slow
+		// origin's would: the crawler sees it as time to first byte.
+		if d := h.w.Latency(r.Host, r.URL.RequestURI()); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+	}
 	h.w.serve(rw, r, &rt)
 }
 
