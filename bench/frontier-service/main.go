@@ -31,6 +31,8 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -47,13 +49,19 @@ import (
 )
 
 var (
-	nURLs    = flag.Int("urls", 300_000, "new URLs in the put workload")
-	nQueues  = flag.Int("queues", 10_000, "queues (hosts)")
-	nCycle   = flag.Int("cycle", 100_000, "URLs in the cycle workload")
-	nClients = flag.Int("clients", 64, "concurrent clients in the latency workload")
-	duration = flag.Duration("duration", 8*time.Second, "length of the latency workload")
-	rssURLs  = flag.Int("rss", 0, "instead of the workloads: put this many URLs over -queues queues through gRPC and report the process's peak RSS")
-	writers  = 8
+	nURLs         = flag.Int("urls", 300_000, "new URLs in the put workload")
+	nQueues       = flag.Int("queues", 10_000, "queues (hosts)")
+	nCycle        = flag.Int("cycle", 100_000, "URLs in the cycle workload")
+	nClients      = flag.Int("clients", 64, "concurrent clients in the latency workload")
+	duration      = flag.Duration("duration", 8*time.Second, "length of the latency workload")
+	rssURLs       = flag.Int("rss", 0, "instead of the workloads: put this many URLs over -queues queues through gRPC and report the process's peak RSS")
+	cpuProf       = flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
+	memProf       = flag.String("memprofile", "", "write a heap profile to `FILE` at the end")
+	mutexProf     = flag.String("mutexprofile", "", "write a mutex contention profile to `FILE` at the end")
+	memLimit      = flag.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in MiB, as courtesy serve's --memory-limit-mib (0: none)")
+	pebbleMetrics = flag.Bool("pebble-metrics", false, "print the store's Pebble metrics at the end of the -rss phase")
+	blockProf     = flag.String("blockprofile", "", "write a blocking profile to `FILE` at the end")
+	writers       = 8
 )
 
 // store is a frontier on a fresh directory, optionally served over gRPC.
@@ -71,7 +79,7 @@ func open(serve bool) *store {
 	if err != nil {
 		log.Fatal(err)
 	}
-	db, err := kv.Open(dir, kv.Options{MemTableBytes: 64 << 20})
+	db, err := kv.Open(dir, urlfrontier.StoreOptions()) // as courtesy serve
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -373,12 +381,23 @@ func rss(n int) {
 		log.Printf("%d URLs over %d queues, %.0f s: RSS %.0f MiB (peak %.0f), Go heap in use %.0f MiB", hi, *nQueues, time.Since(start).Seconds(),
 			procStatus("VmRSS"), procStatus("VmHWM"), float64(ms.HeapInuse)/(1<<20))
 	}
+	if *pebbleMetrics {
+		fmt.Fprintln(os.Stderr, s.db.Pebble().Metrics())
+	}
+	if *memProf != "" {
+		writeProfile("heap", *memProf) // before the store closes
+		*memProf = ""
+	}
 	st := s.f.Stats("", "")
 	fmt.Printf("| %d URLs, %d queues (%d stored) | peak RSS %.0f MiB | %.0f s |\n", n, st.Queues, st.Size, procStatus("VmHWM"), time.Since(start).Seconds())
 }
 
 func main() {
 	flag.Parse()
+	defer profiles()()
+	if *memLimit > 0 {
+		debug.SetMemoryLimit(int64(*memLimit) << 20)
+	}
 	if *rssURLs > 0 {
 		rss(*rssURLs)
 		return
@@ -417,4 +436,48 @@ func main() {
 	fmt.Printf("| GetURLs p50 / p99, %d clients | %v / %v | %v / %v | %.2f (p99) | p99 < 10 ms |\n", *nClients, p50[0].Round(time.Microsecond), p99[0].Round(time.Microsecond),
 		p50[1].Round(time.Microsecond), p99[1].Round(time.Microsecond), float64(p99[1])/float64(max(p99[0], 1)))
 	fmt.Printf("| URLs served in the latency run | %.0f URLs/s | %.0f URLs/s | %.2f | |\n", rate.direct, rate.grpc, rate.grpc/max(rate.direct, 1))
+}
+
+// profiles starts the profiles the flags ask for; the returned function
+// writes them.
+func profiles() func() {
+	if *cpuProf != "" {
+		fh, err := os.Create(*cpuProf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *mutexProf != "" {
+		runtime.SetMutexProfileFraction(5)
+	}
+	if *blockProf != "" {
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
+	}
+	return func() {
+		if *cpuProf != "" {
+			pprof.StopCPUProfile()
+		}
+		for _, p := range []struct{ name, file string }{{"heap", *memProf}, {"mutex", *mutexProf}, {"block", *blockProf}} {
+			if p.file == "" {
+				continue
+			}
+			writeProfile(p.name, p.file)
+		}
+	}
+}
+
+func writeProfile(name, file string) {
+	fh, err := os.Create(file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.Lookup(name).WriteTo(fh, 0); err != nil {
+		log.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		log.Fatal(err)
+	}
 }
