@@ -191,6 +191,13 @@ type Frontier struct {
 	gen        atomic.Uint64
 	recent     map[seenKey]uint64
 	recentRing [recentGroups][]seenKey
+	// recentCount is the number of inserts in recentRing; recentFloor the
+	// oldest gen whose group's inserts are all still remembered
+	// (forgetRecentGroup; committer only).
+	recentCount int
+	recentFloor uint64
+	// recentMax is maxRecent; tests lower it.
+	recentMax int
 
 	// recordReads counts the URL records the committer read for Known
 	// items (acks not answered by their lease); tests read it.
@@ -266,6 +273,8 @@ func Open(db *kv.DB, opts Options) (*Frontier, error) {
 		doneCh: make(chan struct{}),
 		seen:   newSeenCache(opts.SeenCacheEntries),
 		recent: map[seenKey]uint64{},
+
+		recentMax: maxRecent,
 	}
 	f.mu.active = true
 	f.mu.crawls = map[string]*crawl{}
