@@ -218,6 +218,13 @@ type Frontier struct {
 	// later operation fails with it.
 	syncErr atomic.Pointer[error]
 
+	// cids maps the crawls' names to their ids, a copy replaced under
+	// Frontier.mu whenever a crawl appears or goes (setCIDsLocked), so that
+	// Put finds them without taking the lock Get and the committer hold.
+	cids atomic.Pointer[map[string]uint32]
+	// closed mirrors mu.closed for Put.
+	closed atomic.Bool
+
 	ops    chan *op
 	stop   chan struct{}
 	doneCh chan struct{}
@@ -287,6 +294,7 @@ func Open(db *kv.DB, opts Options) (*Frontier, error) {
 	if err := f.load(); err != nil {
 		return nil, err
 	}
+	f.setCIDsLocked()
 	go f.commitLoop()
 	return f, nil
 }
@@ -366,6 +374,7 @@ func (f *Frontier) Close() error {
 	err := f.submit(context.Background(), &op{fn: func(*pebble.Batch) error { return nil }, done: make(chan error, 1)})
 	f.mu.Lock()
 	f.mu.closed = true
+	f.closed.Store(true)
 	f.mu.Unlock()
 	close(f.stop)
 	<-f.doneCh
@@ -398,9 +407,19 @@ func (f *Frontier) crawlLocked(name string, create bool) *crawl {
 		c = &crawl{name: name, cid: f.mu.nextCID, queues: map[string]*queue{}}
 		f.mu.nextCID++
 		f.mu.crawls[name] = c
+		f.setCIDsLocked()
 		f.mu.dirtyCrw[c] = struct{}{}
 	}
 	return c
+}
+
+// setCIDsLocked publishes the crawl ids for Put (Frontier.cids).
+func (f *Frontier) setCIDsLocked() {
+	m := make(map[string]uint32, len(f.mu.crawls))
+	for name, c := range f.mu.crawls {
+		m[name] = c.cid
+	}
+	f.cids.Store(&m)
 }
 
 // queueLocked returns the queue key of c, creating it when create is set.
