@@ -68,6 +68,7 @@ var (
 	memProf       = flag.String("memprofile", "", "write a heap profile to `FILE` at the end")
 	mutexProf     = flag.String("mutexprofile", "", "write a mutex contention profile to `FILE` at the end")
 	memLimit      = flag.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in MiB, as courtesy serve's --memory-limit-mib (0: none)")
+	readAheadMiB  = flag.Int("read-ahead-mib", urlfrontier.ReadAheadBytes>>20, "frontier read-ahead budget in MiB, as courtesy serve's (0: the frontier's default)")
 	pebbleMetrics = flag.Bool("pebble-metrics", false, "print the store's Pebble metrics at the end of each rss workload")
 	blockProf     = flag.String("blockprofile", "", "write a blocking profile to `FILE` at the end")
 	writers       = 8
@@ -92,7 +93,7 @@ func open(serve bool) *store {
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err := frontier.Open(db, frontier.Options{})
+	f, err := frontier.Open(db, frontier.Options{ReadAheadBytes: *readAheadMiB << 20})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -121,7 +121,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 		defer stopMembership()
 		f, listNodes = cf, ln2
 	} else {
-		ef, err = frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay})
+		ef, err = frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay, ReadAheadBytes: urlfrontier.ReadAheadBytes})
 		if err != nil {
 			ln.Close()
 			return err

@@ -34,3 +34,11 @@ func StoreOptions() kv.Options {
 // a frontier whose live memory exceeds it keeps running, with the
 // collector bounded to about half the CPU.
 const DefaultMemoryLimitMiB = 1200
+
+// ReadAheadBytes is the frontier's read-ahead budget in the service
+// (frontier.Options.ReadAheadBytes; the frontier's default is 8 MiB):
+// 8 entries of 10,000 busy queues with their URLs fit in about 13 MiB, and
+// a queue served from its read-ahead costs Get no store seek while it
+// holds the frontier's lock (with 8 MiB, 64 clients over 10,000 queues
+// had a direct Get p50 of 0.6 ms; with 32 MiB, 0.2-0.5 ms).
+const ReadAheadBytes = 32 << 20
