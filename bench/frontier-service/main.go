@@ -69,6 +69,7 @@ var (
 	mutexProf     = flag.String("mutexprofile", "", "write a mutex contention profile to `FILE` at the end")
 	memLimit      = flag.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in MiB, as courtesy serve's --memory-limit-mib (0: none)")
 	readAheadMiB  = flag.Int("read-ahead-mib", urlfrontier.ReadAheadBytes>>20, "frontier read-ahead budget in MiB, as courtesy serve's (0: the frontier's default)")
+	memtableMiB   = flag.Int("memtable-mib", 0, "Pebble memtable size in MiB (0: courtesy serve's)")
 	pebbleMetrics = flag.Bool("pebble-metrics", false, "print the store's Pebble metrics at the end of each rss workload")
 	blockProf     = flag.String("blockprofile", "", "write a blocking profile to `FILE` at the end")
 	writers       = 8
@@ -89,7 +90,11 @@ func open(serve bool) *store {
 	if err != nil {
 		log.Fatal(err)
 	}
-	db, err := kv.Open(dir, urlfrontier.StoreOptions()) // as courtesy serve
+	ko := urlfrontier.StoreOptions() // as courtesy serve
+	if *memtableMiB > 0 {
+		ko.MemTableBytes = int64(*memtableMiB) << 20
+	}
+	db, err := kv.Open(dir, ko)
 	if err != nil {
 		log.Fatal(err)
 	}
