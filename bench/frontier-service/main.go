@@ -3,9 +3,11 @@
 // that the cost of gRPC shows as a ratio (docs/performance.md):
 //
 //	go run ./bench/frontier-service [-urls 300000] [-queues 10000] [-cycle 100000] [-clients 64] [-duration 8s]
+//	go run ./bench/frontier-service -workloads put,cycle,latency,rss   # all four bars, about 15 minutes
 //
-// Three workloads, each on a fresh store, first direct then over gRPC
-// (loopback TCP, plaintext HTTP/2, the client in the same process):
+// Four workloads, each on a fresh store with the store options and memory
+// limit of courtesy serve, first direct then over gRPC (loopback TCP,
+// plaintext HTTP/2, the client in the same process):
 //
 //	put     new URLs over -queues hosts, in batches of 1,000 from 8
 //	        writers (PutDiscovered streams over gRPC): URLs/s
@@ -15,6 +17,11 @@
 //	latency -clients concurrent clients each looping Get (10 queues × 1
 //	        URL) and acknowledging what it got as due again now (so the
 //	        frontier never runs dry), for -duration: Get p50/p99
+//	rss     (only when asked) -rss-urls new URLs (10 M) over -rss-queues
+//	        hosts (1 M) as in put: the peak resident size of the process
+//
+// It prints a table of the four bars with their targets, whether each is
+// met, and the gRPC / direct ratio.
 //
 // Queue delays are 0 in every workload: the numbers are the frontier's
 // throughput, not a politeness limit (with URLFrontier's default 1 s delay
@@ -31,6 +38,8 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -47,13 +56,23 @@ import (
 )
 
 var (
-	nURLs    = flag.Int("urls", 300_000, "new URLs in the put workload")
-	nQueues  = flag.Int("queues", 10_000, "queues (hosts)")
-	nCycle   = flag.Int("cycle", 100_000, "URLs in the cycle workload")
-	nClients = flag.Int("clients", 64, "concurrent clients in the latency workload")
-	duration = flag.Duration("duration", 8*time.Second, "length of the latency workload")
-	rssURLs  = flag.Int("rss", 0, "instead of the workloads: put this many URLs over -queues queues through gRPC and report the process's peak RSS")
-	writers  = 8
+	nURLs         = flag.Int("urls", 300_000, "new URLs in the put workload")
+	nQueues       = flag.Int("queues", 10_000, "queues (hosts)")
+	nCycle        = flag.Int("cycle", 100_000, "URLs in the cycle workload")
+	nClients      = flag.Int("clients", 64, "concurrent clients in the latency workload")
+	duration      = flag.Duration("duration", 8*time.Second, "length of the latency workload")
+	workloads     = flag.String("workloads", "put,cycle,latency", "comma-separated workloads to run: put, cycle, latency, rss (the long one: 10 M URLs, about 7 minutes each way on 2 cores)")
+	rssURLs       = flag.Int("rss-urls", 10_000_000, "URLs in the rss workload")
+	rssQueues     = flag.Int("rss-queues", 1_000_000, "queues (hosts) in the rss workload")
+	cpuProf       = flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
+	memProf       = flag.String("memprofile", "", "write a heap profile to `FILE` at the end")
+	mutexProf     = flag.String("mutexprofile", "", "write a mutex contention profile to `FILE` at the end")
+	memLimit      = flag.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in MiB, as courtesy serve's --memory-limit-mib (0: none)")
+	readAheadMiB  = flag.Int("read-ahead-mib", urlfrontier.ReadAheadBytes>>20, "frontier read-ahead budget in MiB, as courtesy serve's (0: the frontier's default)")
+	memtableMiB   = flag.Int("memtable-mib", 0, "Pebble memtable size in MiB (0: courtesy serve's)")
+	pebbleMetrics = flag.Bool("pebble-metrics", false, "print the store's Pebble metrics at the end of each rss workload")
+	blockProf     = flag.String("blockprofile", "", "write a blocking profile to `FILE` at the end")
+	writers       = 8
 )
 
 // store is a frontier on a fresh directory, optionally served over gRPC.
@@ -71,11 +90,15 @@ func open(serve bool) *store {
 	if err != nil {
 		log.Fatal(err)
 	}
-	db, err := kv.Open(dir, kv.Options{MemTableBytes: 64 << 20})
+	ko := urlfrontier.StoreOptions() // as courtesy serve
+	if *memtableMiB > 0 {
+		ko.MemTableBytes = int64(*memtableMiB) << 20
+	}
+	db, err := kv.Open(dir, ko)
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err := frontier.Open(db, frontier.Options{})
+	f, err := frontier.Open(db, frontier.Options{ReadAheadBytes: *readAheadMiB << 20})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -110,7 +133,10 @@ func (s *store) close() {
 	os.RemoveAll(s.dir)
 }
 
-func url(i int) string { return fmt.Sprintf("http://host%05d.test/page/%d", i%*nQueues, i) }
+// hosts is the number of queues of the workload running.
+var hosts int
+
+func url(i int) string { return fmt.Sprintf("http://host%05d.test/page/%d", i%hosts, i) }
 
 // put stores n new URLs from the writers; it returns URLs/s.
 func (s *store) put(n int) float64 { return s.putRange(0, n) }
@@ -357,10 +383,20 @@ func procStatus(field string) float64 {
 	return -1
 }
 
-// rss puts n URLs through the service (client and service in this
-// process, so the figure bounds the service's own) and reports memory.
-func rss(n int) {
-	s := open(true)
+// rss puts n URLs over the -rss-queues queues, directly or through the
+// service (client and service in this process, so the figure bounds the
+// service's own), and returns the peak RSS in MiB over the phase.
+func rss(serve bool, n int) float64 {
+	name := map[bool]string{false: "direct", true: "gRPC"}[serve]
+	// Start the phase from a clean slate: the previous phase's memory
+	// returned to the system and the peak (VmHWM) reset (Linux).
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		log.Printf("cannot reset the peak RSS (%v): the figure includes earlier phases", err)
+	}
+	hosts = *rssQueues
+	defer func() { hosts = *nQueues }()
+	s := open(serve)
 	defer s.close()
 	start := time.Now()
 	step := max(n/10, 1)
@@ -370,51 +406,149 @@ func rss(n int) {
 		s.putRange(lo, hi)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		log.Printf("%d URLs over %d queues, %.0f s: RSS %.0f MiB (peak %.0f), Go heap in use %.0f MiB", hi, *nQueues, time.Since(start).Seconds(),
+		log.Printf("%s rss: %d URLs over %d queues, %.0f s: RSS %.0f MiB (peak %.0f), Go heap in use %.0f MiB", name, hi, hosts, time.Since(start).Seconds(),
 			procStatus("VmRSS"), procStatus("VmHWM"), float64(ms.HeapInuse)/(1<<20))
 	}
+	if *pebbleMetrics {
+		fmt.Fprintln(os.Stderr, s.db.Pebble().Metrics())
+	}
+	if *memProf != "" && serve {
+		writeProfile("heap", *memProf) // before the store closes
+		*memProf = ""
+	}
 	st := s.f.Stats("", "")
-	fmt.Printf("| %d URLs, %d queues (%d stored) | peak RSS %.0f MiB | %.0f s |\n", n, st.Queues, st.Size, procStatus("VmHWM"), time.Since(start).Seconds())
+	peak := procStatus("VmHWM")
+	log.Printf("%s rss: %d URLs stored over %d queues in %.0f s (%.0f URLs/s): peak RSS %.0f MiB", name, st.Size, st.Queues,
+		time.Since(start).Seconds(), float64(n)/time.Since(start).Seconds(), peak)
+	return peak
+}
+
+// result is one workload's figure, direct and over gRPC.
+type result struct {
+	ran          bool
+	direct, grpc float64
 }
 
 func main() {
 	flag.Parse()
-	if *rssURLs > 0 {
-		rss(*rssURLs)
-		return
+	defer profiles()()
+	if *memLimit > 0 {
+		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
-	type result struct{ direct, grpc float64 }
-	var put, cyc, rate result
+	hosts = *nQueues
+	run := map[string]bool{}
+	for _, w := range strings.Split(*workloads, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "put", "cycle", "latency", "rss":
+			run[w] = true
+		case "":
+		default:
+			log.Fatalf("-workloads: unknown workload %q (want put, cycle, latency, rss)", w)
+		}
+	}
+	var put, cyc, rate, mem result
 	var p50, p99 [2]time.Duration
 	for i, serve := range []bool{false, true} {
 		name := map[bool]string{false: "direct", true: "gRPC"}[serve]
-		s := open(serve)
-		r := s.put(*nURLs)
-		log.Printf("%s put: %.0f URLs/s", name, r)
-		s.close()
-
-		s = open(serve)
-		s.put(*nCycle)
-		c := s.cycle(*nCycle)
-		log.Printf("%s cycle: %.0f URLs/s", name, c)
-		s.close()
-
-		s = open(serve)
-		s.put(*nURLs)
-		var r2 float64
-		p50[i], p99[i], r2 = s.latency(*nClients, *duration)
-		log.Printf("%s latency: p50 %v p99 %v, %.0f URLs/s", name, p50[i], p99[i], r2)
-		s.close()
-		if serve {
-			put.grpc, cyc.grpc, rate.grpc = r, c, r2
-		} else {
-			put.direct, cyc.direct, rate.direct = r, c, r2
+		set := func(r *result, v float64) {
+			r.ran = true
+			if serve {
+				r.grpc = v
+			} else {
+				r.direct = v
+			}
+		}
+		if run["put"] {
+			s := open(serve)
+			r := s.put(*nURLs)
+			log.Printf("%s put: %.0f URLs/s", name, r)
+			s.close()
+			set(&put, r)
+		}
+		if run["cycle"] {
+			s := open(serve)
+			s.put(*nCycle)
+			c := s.cycle(*nCycle)
+			log.Printf("%s cycle: %.0f URLs/s", name, c)
+			s.close()
+			set(&cyc, c)
+		}
+		if run["latency"] {
+			s := open(serve)
+			s.put(*nURLs)
+			var r2 float64
+			p50[i], p99[i], r2 = s.latency(*nClients, *duration)
+			log.Printf("%s latency: p50 %v p99 %v, %.0f URLs/s", name, p50[i], p99[i], r2)
+			s.close()
+			set(&rate, r2)
+		}
+		if run["rss"] {
+			set(&mem, rss(serve, *rssURLs))
 		}
 	}
-	fmt.Printf("| workload | direct | gRPC service | gRPC / direct | target |\n| --- | ---: | ---: | ---: | --- |\n")
-	fmt.Printf("| PutDiscovered, %d new URLs over %d queues | %.0f URLs/s | %.0f URLs/s | %.2f | ≥ 150,000 URLs/s |\n", *nURLs, *nQueues, put.direct, put.grpc, put.grpc/put.direct)
-	fmt.Printf("| GetURLs + PutURLs ack cycle, %d URLs over %d queues | %.0f URLs/s | %.0f URLs/s | %.2f | ≥ 50,000 URLs/s |\n", *nCycle, *nQueues, cyc.direct, cyc.grpc, cyc.grpc/cyc.direct)
-	fmt.Printf("| GetURLs p50 / p99, %d clients | %v / %v | %v / %v | %.2f (p99) | p99 < 10 ms |\n", *nClients, p50[0].Round(time.Microsecond), p99[0].Round(time.Microsecond),
-		p50[1].Round(time.Microsecond), p99[1].Round(time.Microsecond), float64(p99[1])/float64(max(p99[0], 1)))
-	fmt.Printf("| URLs served in the latency run | %.0f URLs/s | %.0f URLs/s | %.2f | |\n", rate.direct, rate.grpc, rate.grpc/max(rate.direct, 1))
+	la, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("GOMAXPROCS %d, memory limit %d MiB, load average %s\n", runtime.GOMAXPROCS(0), *memLimit, strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
+	fmt.Printf("| workload | direct | gRPC service | gRPC / direct | target | met |\n| --- | ---: | ---: | ---: | --- | --- |\n")
+	met := map[bool]string{true: "yes", false: "no"}
+	if put.ran {
+		fmt.Printf("| PutDiscovered, %d new URLs over %d queues | %.0f URLs/s | %.0f URLs/s | %.2f | ≥ 150,000 URLs/s | %s |\n", *nURLs, *nQueues,
+			put.direct, put.grpc, put.grpc/put.direct, met[put.grpc >= 150_000])
+	}
+	if cyc.ran {
+		fmt.Printf("| GetURLs + PutURLs ack cycle, %d URLs over %d queues | %.0f URLs/s | %.0f URLs/s | %.2f | ≥ 50,000 URLs/s | %s |\n", *nCycle, *nQueues,
+			cyc.direct, cyc.grpc, cyc.grpc/cyc.direct, met[cyc.grpc >= 50_000])
+	}
+	if rate.ran {
+		fmt.Printf("| GetURLs p50 / p99, %d clients | %v / %v | %v / %v | %.2f (p99) | p99 < 10 ms | %s |\n", *nClients, p50[0].Round(time.Microsecond), p99[0].Round(time.Microsecond),
+			p50[1].Round(time.Microsecond), p99[1].Round(time.Microsecond), float64(p99[1])/float64(max(p99[0], 1)), met[p99[1] < 10*time.Millisecond])
+		fmt.Printf("| URLs served in the latency run | %.0f URLs/s | %.0f URLs/s | %.2f | | |\n", rate.direct, rate.grpc, rate.grpc/max(rate.direct, 1))
+	}
+	if mem.ran {
+		fmt.Printf("| peak RSS, %d URLs over %d queues | %.0f MiB | %.0f MiB | %.2f | < 1.5 GB (1,430 MiB) | %s |\n", *rssURLs, *rssQueues,
+			mem.direct, mem.grpc, mem.grpc/max(mem.direct, 1), met[mem.grpc*(1<<20) < 1.5e9])
+	}
+}
+
+// profiles starts the profiles the flags ask for; the returned function
+// writes them.
+func profiles() func() {
+	if *cpuProf != "" {
+		fh, err := os.Create(*cpuProf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *mutexProf != "" {
+		runtime.SetMutexProfileFraction(5)
+	}
+	if *blockProf != "" {
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
+	}
+	return func() {
+		if *cpuProf != "" {
+			pprof.StopCPUProfile()
+		}
+		for _, p := range []struct{ name, file string }{{"heap", *memProf}, {"mutex", *mutexProf}, {"block", *blockProf}} {
+			if p.file == "" {
+				continue
+			}
+			writeProfile(p.name, p.file)
+		}
+	}
+}
+
+func writeProfile(name, file string) {
+	fh, err := os.Create(file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.Lookup(name).WriteTo(fh, 0); err != nil {
+		log.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +55,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 	fs.StringVar(&consoleToken, "console-token", "", "the web console's access `TOKEN` for actions, 16 characters or more (default random, printed at start; the console is served on --api-listen)")
 	fs.StringVar(&consoleCrawl, "console-crawl", frontier.DefaultCrawl, "the crawl `ID` the console shows and steers")
 	fs.DurationVar(&defaultDelay, "default-delay", time.Second, "minimum time between two servings of a queue without its own delay (SetDelay)")
+	memLimit := fs.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in `MiB` (a soft bound the collector works to keep the process under; 0: none; default GOMEMLIMIT when that is set)")
 	fs.StringVar(&cf.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
 	fs.StringVar(&cf.logLevel, "log-level", "info", "minimum log `level`: trace, debug, info, warn, error (SetLogLevel changes it per package)")
 	if err := parseFlags(env, fs, args); err != nil {
@@ -67,6 +70,17 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 	if defaultDelay < 0 {
 		return usagef("--default-delay must not be negative")
 	}
+	if *memLimit < 0 {
+		return usagef("--memory-limit-mib must not be negative")
+	}
+	// The flag wins over GOMEMLIMIT; GOMEMLIMIT over the flag's default.
+	if flagsSet(fs)["memory-limit-mib"] || os.Getenv("GOMEMLIMIT") == "" {
+		limit := int64(math.MaxInt64) // none
+		if *memLimit > 0 {
+			limit = int64(*memLimit) << 20
+		}
+		debug.SetMemoryLimit(limit)
+	}
 	levels, err := serveLogLevels(env, cf)
 	if err != nil {
 		return err
@@ -80,7 +94,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	db, err := kv.Open(filepath.Join(data, "store"), kv.Options{MemTableBytes: 64 << 20})
+	db, err := kv.Open(filepath.Join(data, "store"), urlfrontier.StoreOptions())
 	if err != nil {
 		return err
 	}
@@ -109,7 +123,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 		f, listNodes, consNodes = sc.f, sc.listNodes, sc.nodes
 		consHosts = &clusterHosts{f: sc.f, crawl: consoleCrawl}
 	} else {
-		ef, err = frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay})
+		ef, err = frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay, ReadAheadBytes: urlfrontier.ReadAheadBytes})
 		if err != nil {
 			ln.Close()
 			return err

@@ -213,4 +213,10 @@ func TestServeUsage(t *testing.T) {
 	if code := Main(context.Background(), env, []string{"serve", "--default-delay", "-1s"}); code != 2 {
 		t.Errorf("negative delay exit = %d, want 2", code)
 	}
+	if code := Main(context.Background(), env, []string{"serve", "--memory-limit-mib", "-1"}); code != 2 {
+		t.Errorf("negative memory limit exit = %d, want 2", code)
+	}
+	if !strings.Contains(out.String(), "memory-limit-mib") {
+		t.Errorf("serve -h does not list --memory-limit-mib: %q", out.String())
+	}
 }

@@ -321,6 +321,7 @@ func (f *Frontier) DeleteCrawl(ctx context.Context, crawlID string) (uint64, err
 		b.Delete(crawlKey(c.name), nil)
 		c.deleted = true
 		delete(f.mu.crawls, c.name)
+		f.setCIDsLocked()
 		delete(f.mu.dirtyCrw, c)
 		return nil
 	}

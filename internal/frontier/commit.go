@@ -205,6 +205,27 @@ func (f *Frontier) runGroup(group []*op, broken error, syncCh chan<- synced) err
 // remembers exactly, so that it need not repeat a caller's seen-test on disk.
 const recentGroups = 64
 
+// maxRecent bounds the inserts remembered (about 70 bytes each with their
+// map entry): groups of 32,000 URLs (eight PutDiscovered streams with
+// four batches of 1,000 each in flight) made 64 groups hold 2 M of them,
+// 140 MiB. Beyond it the oldest groups are forgotten early, and a caller
+// whose seen-test predates the oldest one remembered is checked on disk.
+const maxRecent = 1 << 18
+
+// forgetRecentGroup forgets the inserts of the group that made gen v
+// (committer only); the groups before it are forgotten already.
+func (f *Frontier) forgetRecentGroup(v uint64) {
+	slot := &f.recentRing[(v-1)%recentGroups]
+	for _, k := range *slot {
+		if f.recent[k] == v {
+			delete(f.recent, k)
+		}
+	}
+	f.recentCount -= len(*slot)
+	*slot = (*slot)[:0]
+	f.recentFloor = max(f.recentFloor, v+1)
+}
+
 type seenKey struct {
 	cid uint32
 	h   urlHash
@@ -268,7 +289,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					n.found = true
 					continue
 				}
-				if gen-n.gen <= recentGroups {
+				if gen-n.gen <= recentGroups && n.gen+1 >= f.recentFloor {
 					continue
 				}
 			}
@@ -484,16 +505,19 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			return nil, fmt.Errorf("frontier: commit: %w", err)
 		}
 	}
-	// Remember this group's inserts for the next recentGroups groups.
-	slot := &f.recentRing[gen%recentGroups]
-	for _, k := range *slot {
-		if f.recent[k] == gen-recentGroups+1 {
-			delete(f.recent, k)
-		}
+	// Remember this group's inserts for the next recentGroups groups, or
+	// fewer when they add up to more than recentMax.
+	if gen+1 > recentGroups {
+		f.forgetRecentGroup(gen + 1 - recentGroups)
 	}
+	slot := &f.recentRing[gen%recentGroups]
 	*slot = append((*slot)[:0], inserted...)
+	f.recentCount += len(inserted)
 	for _, k := range inserted {
 		f.recent[k] = gen + 1
+	}
+	for f.recentCount > f.recentMax && f.recentFloor <= gen {
+		f.forgetRecentGroup(max(f.recentFloor, 1))
 	}
 	f.gen.Store(gen + 1)
 	if f.testHookAfterApply != nil {

@@ -191,6 +191,13 @@ type Frontier struct {
 	gen        atomic.Uint64
 	recent     map[seenKey]uint64
 	recentRing [recentGroups][]seenKey
+	// recentCount is the number of inserts in recentRing; recentFloor the
+	// oldest gen whose group's inserts are all still remembered
+	// (forgetRecentGroup; committer only).
+	recentCount int
+	recentFloor uint64
+	// recentMax is maxRecent; tests lower it.
+	recentMax int
 
 	// recordReads counts the URL records the committer read for Known
 	// items (acks not answered by their lease); tests read it.
@@ -210,6 +217,13 @@ type Frontier struct {
 	// syncErr is the first failed WAL fsync (set by the sync waiter); every
 	// later operation fails with it.
 	syncErr atomic.Pointer[error]
+
+	// cids maps the crawls' names to their ids, a copy replaced under
+	// Frontier.mu whenever a crawl appears or goes (setCIDsLocked), so that
+	// Put finds them without taking the lock Get and the committer hold.
+	cids atomic.Pointer[map[string]uint32]
+	// closed mirrors mu.closed for Put.
+	closed atomic.Bool
 
 	ops    chan *op
 	stop   chan struct{}
@@ -266,6 +280,8 @@ func Open(db *kv.DB, opts Options) (*Frontier, error) {
 		doneCh: make(chan struct{}),
 		seen:   newSeenCache(opts.SeenCacheEntries),
 		recent: map[seenKey]uint64{},
+
+		recentMax: maxRecent,
 	}
 	f.mu.active = true
 	f.mu.crawls = map[string]*crawl{}
@@ -278,6 +294,7 @@ func Open(db *kv.DB, opts Options) (*Frontier, error) {
 	if err := f.load(); err != nil {
 		return nil, err
 	}
+	f.setCIDsLocked()
 	go f.commitLoop()
 	return f, nil
 }
@@ -357,6 +374,7 @@ func (f *Frontier) Close() error {
 	err := f.submit(context.Background(), &op{fn: func(*pebble.Batch) error { return nil }, done: make(chan error, 1)})
 	f.mu.Lock()
 	f.mu.closed = true
+	f.closed.Store(true)
 	f.mu.Unlock()
 	close(f.stop)
 	<-f.doneCh
@@ -389,9 +407,19 @@ func (f *Frontier) crawlLocked(name string, create bool) *crawl {
 		c = &crawl{name: name, cid: f.mu.nextCID, queues: map[string]*queue{}}
 		f.mu.nextCID++
 		f.mu.crawls[name] = c
+		f.setCIDsLocked()
 		f.mu.dirtyCrw[c] = struct{}{}
 	}
 	return c
+}
+
+// setCIDsLocked publishes the crawl ids for Put (Frontier.cids).
+func (f *Frontier) setCIDsLocked() {
+	m := make(map[string]uint32, len(f.mu.crawls))
+	for name, c := range f.mu.crawls {
+		m[name] = c.cid
+	}
+	f.cids.Store(&m)
 }
 
 // queueLocked returns the queue key of c, creating it when create is set.

@@ -21,12 +21,13 @@ func (f *Frontier) Put(ctx context.Context, items []Item) ([]Status, error) {
 	statuses := make([]Status, len(items))
 	norm := make([]normItem, len(items))
 	pending := 0
-	f.mu.Lock()
-	if f.mu.closed {
-		f.mu.Unlock()
+	if f.closed.Load() {
 		return nil, ErrClosed
 	}
-	cids := map[string]uint32{}
+	// Validation and hashing need no lock; the crawl ids are a snapshot
+	// (a crawl created or deleted meanwhile is the committer's to sort
+	// out, as for a Put that raced with it before taking any lock).
+	cids := *f.cids.Load()
 	for i := range items {
 		it := &items[i]
 		n := &norm[i]
@@ -42,11 +43,7 @@ func (f *Frontier) Put(ctx context.Context, items []Item) ([]Status, error) {
 			continue
 		}
 		n.hash = hashURL(it.Info.URL)
-		if c := f.mu.crawls[n.crawl]; c != nil {
-			cids[n.crawl] = c.cid
-		}
 	}
-	f.mu.Unlock()
 	// The seen-test for discovered URLs, outside any lock: most links point
 	// at known pages, and those need not reach the committer.
 	gen := f.gen.Load()

@@ -25,7 +25,9 @@ var ErrNotFound = errors.New("kv: not found")
 // frontier) wants bigger memtables and files and a block cache that holds
 // its Bloom filters: see docs/frontier.md "Memory and scale".
 type Options struct {
-	// CacheBytes is the block cache size; 0 means 64 MiB.
+	// CacheBytes is the block cache size; 0 means 64 MiB. It comes on top
+	// of the memtables (two of MemTableBytes), which Pebble charges to the
+	// same cache.
 	CacheBytes int64
 	// Logf receives Pebble's informational messages; nil discards them.
 	Logf func(format string, args ...any)
@@ -62,7 +64,16 @@ func Open(dir string, opts Options) (*DB, error) {
 	if cache <= 0 {
 		cache = 64 << 20
 	}
-	c := pebble.NewCache(cache)
+	// Pebble reserves each memtable's size in the block cache (up to
+	// MemTableStopWritesThreshold, 2, of them): a cache no larger than two
+	// memtables would keep no block at all, and every Bloom filter probe
+	// would read its filter block from disk again. So the cache holds them
+	// on top of CacheBytes.
+	mem := opts.MemTableBytes
+	if mem <= 0 {
+		mem = 4 << 20
+	}
+	c := pebble.NewCache(cache + 2*mem)
 	defer c.Unref()
 	po := &pebble.Options{Cache: c, Logger: logger{opts.Logf}}
 	// Bloom filters on every level: the frontier's seen-test and the caches

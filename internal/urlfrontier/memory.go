@@ -1,0 +1,47 @@
+package urlfrontier
+
+import "github.com/courtesy-crawler/courtesy/internal/kv"
+
+// The memory budget of `courtesy serve` on the embedded frontier, shared
+// with bench/frontier-service so that the benchmark measures the process
+// as it is run. What a service holds (docs/frontier-service.md, "Memory"):
+//
+//   - the frontier's in-memory record of each queue (about 200 bytes of
+//     Go heap with its map and heap entries) and its 32 MiB seen cache;
+//   - Pebble's memtables, two of StoreOptions().MemTableBytes at most;
+//   - Pebble's block cache, StoreOptions().CacheBytes, which holds the
+//     Bloom filter and index blocks of the seen-test (about 1.25 bytes
+//     per stored key for the filters);
+//   - gRPC buffers, bounded per stream by the put flow control.
+//
+// Pebble allocates its memtables and cache in the Go heap when built
+// without cgo (CGO_ENABLED=0, how Courtesy is released), so the Go memory
+// limit bounds them too; with cgo they are C memory on top of it.
+
+// StoreOptions returns the Pebble options of the service's store: 16 MiB
+// memtables and a 128 MiB block cache, enough for the filter and index
+// blocks of about 50 M URLs. Every new URL's seen-test seeks the memtables
+// and every write inserts into one; with 64 MiB memtables those skiplist
+// walks took 60 % of the put path's CPU, and 16 MiB ones cut the CPU per
+// URL stored by about 17 % (bench/frontier-service, 600,000 URLs) while
+// the 10 M URL / 1 M queue run kept its speed and memory.
+func StoreOptions() kv.Options {
+	return kv.Options{MemTableBytes: 16 << 20, CacheBytes: 128 << 20}
+}
+
+// DefaultMemoryLimitMiB is the Go memory limit (runtime/debug
+// SetMemoryLimit) `courtesy serve` sets unless told otherwise: the
+// collector runs more often as the heap nears it, instead of letting the
+// heap grow to twice what is live (GOGC 100), which at 1 M queues made the
+// resident size peak 1.5 times above the live heap. It is a soft limit:
+// a frontier whose live memory exceeds it keeps running, with the
+// collector bounded to about half the CPU.
+const DefaultMemoryLimitMiB = 1200
+
+// ReadAheadBytes is the frontier's read-ahead budget in the service
+// (frontier.Options.ReadAheadBytes; the frontier's default is 8 MiB):
+// 8 entries of 10,000 busy queues with their URLs fit in about 13 MiB, and
+// a queue served from its read-ahead costs Get no store seek while it
+// holds the frontier's lock (with 8 MiB, 64 clients over 10,000 queues
+// had a direct Get p50 of 0.6 ms; with 32 MiB, 0.2-0.5 ms).
+const ReadAheadBytes = 32 << 20
