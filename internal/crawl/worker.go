@@ -185,7 +185,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		// (the second pass was 40 % of the crawl's CPU on 30 KB pages).
 		content = dedup.NewContent()
 		defer content.Release()
-		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs, Normalize: c.norm, Tokens: content})
+		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs, Normalize: c.norm, Tokens: content, NoText: true})
 		if err == nil {
 			page = p
 			directives = directives.Merge(p.Robots)
@@ -215,7 +215,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			c.log.Warn("digest lookup failed", "err", err)
 		}
-		if revisit == nil && page != nil && len(page.Text) > 0 {
+		if revisit == nil && page != nil && page.HasText {
 			// The main content only (dedup.Fingerprint); pages too short
 			// to judge are left to the digest.
 			if fp, words := fingerprint(page, content, res.Body); words >= dedup.MinWords {

@@ -60,6 +60,12 @@ type Options struct {
 	// is MaxURLLength).
 	Normalize urlnorm.Options
 
+	// NoText leaves Page.Text empty: the visible text is not collected,
+	// only whether there is any (Page.HasText). For a caller that reads
+	// links only (the crawler): collecting the text of a text-heavy page
+	// is a tenth of extraction. Default off.
+	NoText bool
+
 	// Tokens, when not nil, is given the page's tokens as the tokenizer
 	// reads them, in the same pass as extraction: a caller that needs
 	// another view of the page (the crawler's near-duplicate fingerprint,
@@ -205,8 +211,12 @@ type Page struct {
 	// Charset is the name of the encoding the body was decoded from.
 	Charset string
 	// Text is the visible text (no script, style, template, title),
-	// whitespace collapsed, at most Options.MaxText bytes.
+	// whitespace collapsed, at most Options.MaxText bytes; "" with
+	// Options.NoText.
 	Text string
+	// HasText is true when the page has visible text: when Text is not
+	// "", or would not be without Options.NoText.
+	HasText bool
 	// Structured says which structured-data kinds were seen.
 	Structured Structured
 	// Truncated is true when the body was longer than Options.MaxBytes.

@@ -73,6 +73,7 @@ func HTML(base *url.URL, body []byte, contentType string, o Options) (*Page, err
 	s.closeAnchor()
 	p.Title = s.title.String()
 	p.Text = s.text.String()
+	p.HasText = p.HasText || p.Text != ""
 	return p, nil
 }
 
@@ -401,7 +402,11 @@ func (s *scanner) onText(t []byte, ctx string, nest int) {
 	if s.anchorOpen {
 		s.anchorText.add(t, s.o.MaxAnchorText)
 	}
-	s.text.add(t, s.o.MaxText)
+	if !s.o.NoText {
+		s.text.add(t, s.o.MaxText)
+	} else if !s.page.HasText {
+		s.page.HasText = visible(t)
+	}
 	if s.o.TextURLs {
 		s.patternURLs(t, "text", HopLink)
 	}
