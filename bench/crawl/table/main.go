@@ -46,9 +46,9 @@ type reported struct {
 	MinDelayViolations int `json:"min_delay_violations"`
 	Disallowed         int `json:"disallowed"`
 	BeforeRobots       int `json:"before_robots"`
-	// Coverage is there when the report was made with --coverage.
 	// End is when the last request to the web ended.
 	End time.Time `json:"end"`
+	// Coverage is there when the report was made with --coverage.
 	Coverage *struct {
 		Reachable int `json:"reachable"`
 		Fetched   int `json:"fetched"`
