@@ -552,8 +552,8 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 // (completed) together with its outlinks in one frontier Put, after the
 // WARC writer warcIdx (-1: none) was flushed.
 func (c *Crawler) complete(l frontier.Lease, items []frontier.Item, e *crawllog.Entry, warcIdx int) next {
-	c.acks <- &ack{lease: l, items: items, entry: e, warc: warcIdx, done: true,
-		final: frontier.Item{Info: frontier.URLInfo{URL: l.URL, Key: l.Key, CrawlID: l.CrawlID}, Known: true}}
+	c.handOff(&ack{lease: l, items: items, entry: e, warc: warcIdx, done: true,
+		final: frontier.Item{Info: frontier.URLInfo{URL: l.URL, Key: l.Key, CrawlID: l.CrawlID}, Known: true}})
 	return acked
 }
 
