@@ -127,7 +127,7 @@ run_courtesy() {
 		"$BIN/courtesy" crawl --seeds "$WORK/seeds.txt" --resolve "*.test=$ADDR" \
 		--delay "$DELAY" --data "$WORK/courtesy-data" --warc-dir "$WORK/warc" \
 		"${cap[@]}" $COURTESY_ARGS >"$WORK/$name.out" 2>&1 || log "courtesy exited with $? (see $WORK/$name.out)"
-	grep -E '^Crawl (finished|stopped)|failed URLs|pages fetched' "$WORK/$name.out" >&2 || true
+	grep -E '^Crawl (finished|stopped)|pages fetched' "$WORK/$name.out" >&2 || true
 	tail -n 5 "$WORK/$name.out" >&2 || true
 	if [[ -d $WORK/warc ]]; then
 		log "WARC written: $(du -sh "$WORK/warc" | cut -f1)"

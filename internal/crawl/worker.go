@@ -183,8 +183,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		// The near-duplicate fingerprint's main content is gathered from
 		// the extractor's own tokens: one pass over the page, not two
 		// (the second pass was 40 % of the crawl's CPU on 30 KB pages).
-		content = dedup.NewContent()
-		defer content.Release()
+		content = dedup.NewContent() // released after the near-duplicate check below
 		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs, Normalize: c.norm, Tokens: content, NoText: true})
 		if err == nil {
 			page = p
@@ -226,6 +225,14 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 				}
 			}
 		}
+	}
+
+	if content != nil {
+		// Its buffers hold the page's text: back to the pool before the
+		// WARC write, so that a worker holds one page's text only while
+		// it needs it (256 workers' worth was 70 MB of the heap).
+		content.Release()
+		content = nil
 	}
 
 	// Links.
