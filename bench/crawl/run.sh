@@ -127,6 +127,7 @@ run_courtesy() {
 		"$BIN/courtesy" crawl --seeds "$WORK/seeds.txt" --resolve "*.test=$ADDR" \
 		--delay "$DELAY" --data "$WORK/courtesy-data" --warc-dir "$WORK/warc" \
 		"${cap[@]}" $COURTESY_ARGS >"$WORK/$name.out" 2>&1 || log "courtesy exited with $? (see $WORK/$name.out)"
+	grep -E '^Crawl (finished|stopped)|pages fetched' "$WORK/$name.out" >&2 || true
 	tail -n 5 "$WORK/$name.out" >&2 || true
 	if [[ -d $WORK/warc ]]; then
 		log "WARC written: $(du -sh "$WORK/warc" | cut -f1)"
@@ -152,6 +153,9 @@ for p in $PROFILES; do
 			ok=0
 			;;
 		esac
+		# When the crawler had exited: the table's last-request-to-exit
+		# column (the web's last request is in the testweb report).
+		date -u +%Y-%m-%dT%H:%M:%S.%NZ >"$WORK/$n.exit"
 		stop_testweb "$n"
 		if [[ $ok == 0 ]]; then
 			rm -f "$WORK/$n.report.json"

@@ -25,6 +25,22 @@ type ack struct {
 	done bool
 }
 
+// handOff gives a to the acker. From then on the worker is free: the
+// dispatcher counts the URL as acking, not as a worker's, so waiting for
+// the disk (a group's fsyncs and frontier commit) takes no worker from the
+// other hosts. The host's next URL still waits for the acknowledgement:
+// the lease holds its queue until then.
+func (c *Crawler) handOff(a *ack) {
+	c.acking.Add(1)
+	c.acks <- a
+}
+
+// ackDone counts a handed-off URL out (acknowledged, or given back).
+func (c *Crawler) ackDone() {
+	c.acking.Add(-1)
+	c.urlDone()
+}
+
 // maxAckGroup bounds the URLs acknowledged by one frontier Put.
 const maxAckGroup = 4096
 
@@ -124,7 +140,7 @@ func (c *Crawler) persistGroup(group []*ack) (ackBatch, bool) {
 	for _, a := range group {
 		if a.warc >= 0 && failed[a.warc] {
 			c.fr.Release(a.lease.URLInfo)
-			c.urlDone()
+			c.ackDone()
 			continue
 		}
 		kept = append(kept, a)
@@ -153,7 +169,7 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 		// stay, and the URLs are fetched again after a restart.
 		c.log.Error("frontier put failed", "err", err)
 		for range kept {
-			c.urlDone()
+			c.ackDone()
 		}
 		return
 	}
@@ -172,7 +188,7 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 			c.completed.Add(1)
 			c.metrics.completed.Inc()
 		}
-		c.urlDone()
+		c.ackDone()
 	}
 	for h, n := range added {
 		c.tr.Admitted(h, n)

@@ -217,7 +217,11 @@ type Crawler struct {
 	holdsMu sync.Mutex
 	holds   map[string]time.Time
 
+	// inFlight counts the URLs out of the frontier's hands (leased, not
+	// yet acknowledged or returned); acking those of them handed to the
+	// acker, which no worker holds any more.
 	inFlight  atomic.Int64
+	acking    atomic.Int64
 	completed atomic.Int64
 	stats     runStats
 	cons      consoleState // console.go

@@ -71,7 +71,7 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 			c.waitDone(runCtx, done)
 			continue
 		}
-		free := c.cfg.Workers - int(c.inFlight.Load())
+		free := c.freeWorkers()
 		if free <= 0 {
 			c.waitDone(runCtx, done)
 			continue
@@ -179,6 +179,15 @@ func (c *Crawler) loop(ctx context.Context, start time.Time) bool {
 	return drained
 }
 
+// freeWorkers is how many more URLs the dispatcher may lease: workers
+// not busy with a URL (those handed to the acker are not), while the URLs
+// waiting for the acker stay under another Workers (a bound on the memory
+// their pages' outlinks hold).
+func (c *Crawler) freeWorkers() int {
+	inFlight, acking := int(c.inFlight.Load()), int(c.acking.Load())
+	return min(c.cfg.Workers-(inFlight-acking), 2*c.cfg.Workers-inFlight)
+}
+
 // urlDone counts a URL out of the crawl's hands and wakes the dispatcher.
 func (c *Crawler) urlDone() {
 	c.inFlight.Add(-1)
@@ -204,7 +213,7 @@ func (c *Crawler) gatherFree(ctx context.Context, done <-chan struct{}) int {
 	t := time.NewTimer(getGather)
 	defer t.Stop()
 	for {
-		free := c.cfg.Workers - int(c.inFlight.Load())
+		free := c.freeWorkers()
 		if free >= getBatch {
 			return free
 		}
@@ -212,7 +221,7 @@ func (c *Crawler) gatherFree(ctx context.Context, done <-chan struct{}) int {
 		case <-ctx.Done():
 			return free
 		case <-t.C:
-			return c.cfg.Workers - int(c.inFlight.Load())
+			return c.freeWorkers()
 		case <-done:
 		}
 	}

@@ -290,7 +290,7 @@ func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcId
 	when := c.now().Add(retryBackoff(c.cfg.RetryDelay, c.cfg.MaxRetryDelay, tries))
 	c.hold(l.Key, when)
 	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
-	c.acks <- &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, warc: warcIdx}
+	c.handOff(&ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, warc: warcIdx})
 	return acked
 }
 

@@ -325,7 +325,7 @@ func (c *Crawler) commitQuads(group []*ack, warcFailed []bool) []*ack {
 	for _, a := range group {
 		if drop[a] {
 			c.fr.Release(a.lease.URLInfo)
-			c.urlDone()
+			c.ackDone()
 			continue
 		}
 		kept = append(kept, a)

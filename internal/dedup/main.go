@@ -28,128 +28,218 @@ const MaxMainText = 256 << 10
 // whose class or id names navigation, menus, sidebars, footers,
 // breadcrumbs or related links (Sphinx's "related" and "sphinxsidebar",
 // DocBook's "navheader" and "navfooter"). Callers should compare pages only
-// when words >= MinWords.
+// when words >= MinWords. A caller that tokenizes the page anyway can get
+// the same result from its own tokens with a Content.
 func Fingerprint(page []byte) (h uint64, words int) {
-	text := MainText(page)
-	f := getFeatures()
-	defer putFeatures(f)
-	f.addText(text)
-	return f.sum(), f.nw
+	c := NewContent()
+	defer c.Release()
+	c.read(page)
+	return c.Fingerprint()
 }
 
 // MainText returns the main content's text of an HTML page (see
 // Fingerprint), at most MaxMainText bytes, blocks separated by newlines.
 func MainText(page []byte) string {
-	bufs := textPool.Get().(*[2]bytes.Buffer)
-	defer func() {
-		if bufs[0].Cap()+bufs[1].Cap() <= 2*MaxMainText+64<<10 {
-			textPool.Put(bufs)
-		}
-	}()
-	all, main := &bufs[0], &bufs[1]
-	all.Reset()
-	main.Reset()
-	z := html.NewTokenizer(bytes.NewReader(page))
-	z.SetMaxBuf(4 << 20)
-	var (
-		skip      atom.Atom // element whose content is skipped ("" none)
-		skipName  string    // its name, for elements without an atom
-		skipDepth int
-		inMain    int    // depth inside the current main content element
-		mainTag   string // its name
-		sawMain   int    // best kind of main region seen: 1 article, 2 main
-	)
-	write := func(t []byte) {
-		if all.Len() < MaxMainText {
-			all.Write(t)
-			all.WriteByte(' ')
-		}
-		if inMain > 0 && main.Len() < MaxMainText {
-			main.Write(t)
-			main.WriteByte(' ')
-		}
+	c := NewContent()
+	defer c.Release()
+	c.read(page)
+	return string(c.text())
+}
+
+// MaxTokenized is the size from which a page's fingerprint depends on how
+// it is tokenized: Fingerprint's tokenizer buffers at most this many
+// bytes of one token (x/net/html's SetMaxBuf), so a page this long may end
+// early for it. Below it, the tokens of any x/net/html tokenizer run over
+// the page, given to a Content, give Fingerprint's result.
+const MaxTokenized = 4 << 20
+
+// Content gathers the main content of an HTML page (see Fingerprint) from
+// the page's tokens, for a caller that tokenizes the page for its own
+// needs (the crawler's link extraction): one pass over the page serves
+// both. Give it, in document order, every start, self-closing and end tag
+// (StartTag, EndTag: the raw token, z.Raw(), read before any TagName or
+// TagAttr call, which rewrite the token's bytes in place) and every text
+// token (Text: z.Text()) of an x/net/html tokenizer over the page, until
+// its first error token; then Fingerprint equals the package function
+// Fingerprint of the page when the page is shorter than MaxTokenized.
+// Comments and doctypes are not needed. Get one with NewContent and give
+// it back with Release; it is not safe for concurrent use.
+type Content struct {
+	all, main bytes.Buffer
+	skip      atom.Atom // element whose content is skipped (0: none, or one without an atom)
+	skipName  string    // its name, for elements without an atom
+	skipDepth int
+	inMain    int    // depth inside the current main content element
+	mainTag   string // its name
+	sawMain   int    // best kind of main region seen: 1 article, 2 main
+}
+
+// contentPool keeps Contents and their two buffers between pages.
+var contentPool = sync.Pool{New: func() any { return new(Content) }}
+
+// NewContent returns an empty Content, from a pool.
+func NewContent() *Content {
+	c := contentPool.Get().(*Content)
+	c.reset()
+	return c
+}
+
+// Release gives c back to the pool; c must not be used after.
+func (c *Content) Release() {
+	if c.all.Cap()+c.main.Cap() <= 2*MaxMainText+64<<10 {
+		contentPool.Put(c)
 	}
+}
+
+func (c *Content) reset() {
+	c.all.Reset()
+	c.main.Reset()
+	c.skip, c.skipName, c.skipDepth = 0, "", 0
+	c.inMain, c.mainTag, c.sawMain = 0, "", 0
+}
+
+// read tokenizes page into c, as Fingerprint does.
+func (c *Content) read(page []byte) {
+	z := html.NewTokenizer(bytes.NewReader(page))
+	z.SetMaxBuf(MaxTokenized)
 	for {
-		tt := z.Next()
-		switch tt {
+		switch tt := z.Next(); tt {
 		case html.ErrorToken:
-			text := all.String()
-			if sawMain > 0 && main.Len() > 0 {
-				text = main.String()
-			}
-			return text
+			return
 		case html.TextToken:
-			if skipDepth == 0 {
-				write(z.Text())
-			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			// The tag is read raw: the tokenizer's TagName and TagAttr
-			// allocate on every call, and only three attributes matter.
-			var tag rawTag
-			tag.parse(z.Raw())
-			name, a := tag.name, tag.atom
-			if skipDepth > 0 {
-				if tt == html.StartTagToken && sameTag(a, name, skip, skipName) {
-					skipDepth++
-				}
-				continue
-			}
-			role, class, id := tag.role, tag.class, tag.id
-			if tt == html.SelfClosingTagToken || voidElement(a) {
-				continue
-			}
-			if boilerplateElement(a, role, class, id) {
-				skip, skipName, skipDepth = a, string(name), 1
-				continue
-			}
-			kind := 0
-			switch {
-			case a == atom.Main || equalFold(role, "main"):
-				kind = 2
-			case a == atom.Article:
-				kind = 1
-			}
-			if inMain > 0 {
-				if sameTagName(name, mainTag) {
-					inMain++
-				}
-				continue
-			}
-			if kind > 0 && kind >= sawMain {
-				if kind > sawMain {
-					main.Reset() // a better kind of region: drop articles for main
-				}
-				sawMain, mainTag, inMain = kind, string(name), 1
-			}
+			c.Text(z.Text())
+		case html.StartTagToken:
+			c.StartTag(z.Raw(), false)
+		case html.SelfClosingTagToken:
+			c.StartTag(z.Raw(), true)
 		case html.EndTagToken:
-			var tag rawTag
-			tag.parse(z.Raw())
-			name, a := tag.name, tag.atom
-			if skipDepth > 0 {
-				if sameTag(a, name, skip, skipName) {
-					skipDepth--
-				}
-				continue
-			}
-			if inMain > 0 && sameTagName(name, mainTag) {
-				inMain--
-			}
-			if blockElement(a) {
-				write([]byte{'\n'})
-			}
+			c.EndTag(z.Raw())
 		}
 	}
 }
+
+// text returns the main content's text gathered so far: the main region's
+// when the page has one with text, else all of it. It is valid until c
+// changes.
+func (c *Content) text() []byte {
+	if c.sawMain > 0 && c.main.Len() > 0 {
+		return c.main.Bytes()
+	}
+	return c.all.Bytes()
+}
+
+// Fingerprint returns the simhash of the main content given so far and
+// its number of words (see the package function Fingerprint).
+func (c *Content) Fingerprint() (h uint64, words int) {
+	f := getFeatures()
+	defer putFeatures(f)
+	f.addText(c.text())
+	return f.sum(), f.nw
+}
+
+func (c *Content) write(t []byte) {
+	if c.all.Len() < MaxMainText {
+		c.all.Write(t)
+		c.all.WriteByte(' ')
+	}
+	if c.inMain > 0 && c.main.Len() < MaxMainText {
+		c.main.Write(t)
+		c.main.WriteByte(' ')
+	}
+}
+
+// Text gives c a text token (z.Text()); c copies what it keeps.
+func (c *Content) Text(t []byte) {
+	if c.skipDepth == 0 {
+		c.write(t)
+	}
+}
+
+// StartTag gives c a start tag, or a self-closing one, as raw bytes
+// (z.Raw()).
+func (c *Content) StartTag(raw []byte, selfClosing bool) {
+	// The tag is read raw: the tokenizer's TagName and TagAttr
+	// allocate on every call, and only three attributes matter.
+	var tag rawTag
+	tag.parse(raw)
+	name, a := tag.name(), tag.atom
+	if c.skipDepth > 0 {
+		if !selfClosing && sameTag(a, name, c.skip, c.skipName) {
+			c.skipDepth++
+		}
+		return
+	}
+	if selfClosing || voidElement(a) {
+		return
+	}
+	if boilerplateElement(a, tag.role, tag.class, tag.id) {
+		c.skip, c.skipName, c.skipDepth = a, "", 1
+		if a == 0 {
+			c.skipName = string(name) // only unknown elements are told apart by name
+		}
+		return
+	}
+	kind := 0
+	switch {
+	case a == atom.Main || equalFold(tag.role, "main"):
+		kind = 2
+	case a == atom.Article:
+		kind = 1
+	}
+	if c.inMain > 0 {
+		if sameTagName(name, c.mainTag) {
+			c.inMain++
+		}
+		return
+	}
+	if kind > 0 && kind >= c.sawMain {
+		if kind > c.sawMain {
+			c.main.Reset() // a better kind of region: drop articles for main
+		}
+		c.sawMain, c.inMain = kind, 1
+		if a != 0 {
+			c.mainTag = a.String() // atom strings cost no allocation
+		} else {
+			c.mainTag = string(name)
+		}
+	}
+}
+
+// EndTag gives c an end tag as raw bytes (z.Raw()).
+func (c *Content) EndTag(raw []byte) {
+	var tag rawTag
+	tag.parse(raw)
+	name, a := tag.name(), tag.atom
+	if c.skipDepth > 0 {
+		if sameTag(a, name, c.skip, c.skipName) {
+			c.skipDepth--
+		}
+		return
+	}
+	if c.inMain > 0 && sameTagName(name, c.mainTag) {
+		c.inMain--
+	}
+	if blockElement(a) {
+		c.write(newline)
+	}
+}
+
+var newline = []byte{'\n'}
 
 // rawTag is what MainText reads of a tag from its raw bytes: the name,
 // lower-cased, and the role, class and id values as written (entities not
 // decoded; the heuristics only look for words in them).
 type rawTag struct {
 	nameBuf         [32]byte
-	name            []byte
+	nameLen         int
 	atom            atom.Atom
 	role, class, id []byte
 }
+
+// name returns the tag's name. (Kept as a length, not a slice of
+// nameBuf: a struct pointing into itself escapes to the heap, which cost
+// one allocation per tag.)
+func (t *rawTag) name() []byte { return t.nameBuf[:t.nameLen] }
 
 // parse reads raw, a start or end tag as the tokenizer returned it. Names
 // longer than 32 bytes are kept cut (no element that matters is that long).
@@ -172,8 +262,8 @@ func (t *rawTag) parse(raw []byte) {
 			n++
 		}
 	}
-	t.name = t.nameBuf[:n]
-	t.atom = atom.Lookup(t.name)
+	t.nameLen = n
+	t.atom = atom.Lookup(t.nameBuf[:n])
 	for attrs := 0; i < len(raw) && attrs < 256; attrs++ {
 		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r' || raw[i] == '\f' || raw[i] == '/') {
 			i++
@@ -241,9 +331,6 @@ func equalFold(b []byte, s string) bool {
 	}
 	return true
 }
-
-// textPool holds MainText's two buffers.
-var textPool = sync.Pool{New: func() any { return new([2]bytes.Buffer) }}
 
 func sameTag(a atom.Atom, name []byte, b atom.Atom, bname string) bool {
 	if a != 0 || b != 0 {

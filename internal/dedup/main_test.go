@@ -232,7 +232,7 @@ func BenchmarkSimhashOfMainText(b *testing.B) {
 	}
 }
 
-func realisticPage(b *testing.B) []byte {
+func realisticPage(b testing.TB) []byte {
 	web, err := testweb.New(testweb.Config{Seed: 1, Sites: 1, PagesPerSite: 200, Plain: true, Profile: testweb.ProfileRealistic})
 	if err != nil {
 		b.Fatal(err)

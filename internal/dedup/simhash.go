@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"math/bits"
-	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -46,7 +45,7 @@ func mix64(h uint64) uint64 {
 func Simhash(text string) uint64 {
 	f := getFeatures()
 	defer putFeatures(f)
-	f.addText(text)
+	f.addText([]byte(text))
 	return f.sum()
 }
 
@@ -62,13 +61,14 @@ const (
 )
 
 // features accumulates the weighted shingles of a text: the hashes of the
-// shingles with a number and of those without, each sorted and counted at
-// the end (a sort is cheaper than a map for a page's few thousand).
+// shingles with a number and of those without, each counted at the end in
+// table (reused from page to page, as the slices are).
 type features struct {
 	words, nums []uint64
 	ring        [shingleWords]uint64
 	num         [shingleWords]bool
 	nw          int // words seen
+	table       countTable
 }
 
 var featurePool = sync.Pool{New: func() any { return new(features) }}
@@ -82,65 +82,80 @@ func getFeatures() *features {
 }
 
 func putFeatures(f *features) {
-	if cap(f.words)+cap(f.nums) <= 1<<16 {
+	if cap(f.words)+cap(f.nums) <= 1<<16 && len(f.table.keys) <= 1<<17 {
 		featurePool.Put(f)
 	}
 }
 
-// addText adds the words of text.
-func (f *features) addText(text string) {
-	var tok [MaxTokenBytes]byte
-	n := 0         // bytes in tok
-	digit := false // tok holds a digit
+// addText adds the words of text. ASCII, the hot path, is folded by a
+// table and each word hashed as it is read; other runes are decoded and
+// judged by package unicode.
+func (f *features) addText(text []byte) {
+	h := uint64(fnvOffset) // FNV-1a of the word's first MaxTokenBytes bytes, lower-cased
+	n := 0                 // bytes hashed
+	digit := false         // the word holds a digit
+	var enc [utf8.UTFMax]byte
 	for i := 0; i < len(text); {
-		r, size := rune(text[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(text[i:])
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			l := asciiWord[c]
+			if l == 0 {
+				if n > 0 {
+					f.addWord(h, digit)
+					h, n, digit = fnvOffset, 0, false
+				}
+				continue
+			}
+			digit = digit || l <= '9'
+			if n < MaxTokenBytes {
+				h ^= uint64(l)
+				h *= fnvPrime
+				n++
+			}
+			continue
 		}
+		r, size := utf8.DecodeRune(text[i:])
 		i += size
-		switch {
-		case r < utf8.RuneSelf && '0' <= r && r <= '9':
-			digit = true
-			if n < MaxTokenBytes {
-				tok[n] = byte(r)
-				n++
-			}
-		case r < utf8.RuneSelf && 'a' <= r && r <= 'z':
-			if n < MaxTokenBytes {
-				tok[n] = byte(r)
-				n++
-			}
-		case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
-			if n < MaxTokenBytes {
-				tok[n] = byte(r + 'a' - 'A')
-				n++
-			}
-		case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			digit = digit || unicode.IsDigit(r)
-			r = unicode.ToLower(r)
-			if n+utf8.RuneLen(r) <= MaxTokenBytes {
-				n += utf8.EncodeRune(tok[n:], r)
-			}
-		default:
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			if n > 0 {
-				f.addWord(tok[:n], digit)
+				f.addWord(h, digit)
+				h, n, digit = fnvOffset, 0, false
 			}
-			n, digit = 0, false
+			continue
+		}
+		digit = digit || unicode.IsDigit(r)
+		r = unicode.ToLower(r)
+		if m := utf8.EncodeRune(enc[:], r); n+m <= MaxTokenBytes {
+			for _, b := range enc[:m] {
+				h ^= uint64(b)
+				h *= fnvPrime
+			}
+			n += m
 		}
 	}
 	if n > 0 {
-		f.addWord(tok[:n], digit)
+		f.addWord(h, digit)
 	}
 }
 
-// addWord adds one word and the shingle it ends.
-func (f *features) addWord(w []byte, number bool) {
-	h := uint64(fnvOffset)
-	for _, c := range w {
-		h ^= uint64(c)
-		h *= fnvPrime
+// asciiWord maps an ASCII byte to itself lower-cased when it is part of a
+// word (a letter or a digit), to 0 when it separates words.
+var asciiWord = func() (t [utf8.RuneSelf]byte) {
+	for c := range byte(utf8.RuneSelf) {
+		switch {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'z':
+			t[c] = c
+		case 'A' <= c && c <= 'Z':
+			t[c] = c + 'a' - 'A'
+		}
 	}
-	f.ring[f.nw%shingleWords] = mix64(h)
+	return t
+}()
+
+// addWord adds one word, by its FNV-1a hash, and the shingle it ends.
+func (f *features) addWord(fnv uint64, number bool) {
+	f.ring[f.nw%shingleWords] = mix64(fnv)
 	f.num[f.nw%shingleWords] = number
 	f.nw++
 	if f.nw < shingleWords {
@@ -179,7 +194,7 @@ func (f *features) sum() uint64 {
 		return 0
 	}
 	var sums [64]int64
-	total := weigh(&sums, f.words, WordWeight) + weigh(&sums, f.nums, NumberWeight)
+	total := weigh(&sums, f.words, WordWeight, &f.table) + weigh(&sums, f.nums, NumberWeight, &f.table)
 	var out uint64
 	for b, v := range sums {
 		if 2*v > total {
@@ -191,22 +206,22 @@ func (f *features) sum() uint64 {
 
 // weigh adds each distinct hash of hs to sums, bit by bit, weighted by
 // base times 1 + floor(log2(its count)), and returns the weights' total.
-// It sorts hs. The hashes of each weight are counted eight bits at a time
-// (counter), then multiplied by the weight: most features occur once, so
-// this is one SWAR add per feature instead of 64 multiply-adds.
-func weigh(sums *[64]int64, hs []uint64, base int64) int64 {
-	slices.Sort(hs)
+// The hashes are counted in t, an open-addressing table (a sort cost
+// twice as much for a page's few thousand), then the hashes of each
+// weight are counted eight bits at a time (counter) and multiplied by the
+// weight: most features occur once, so this is one SWAR add per feature
+// instead of 64 multiply-adds.
+func weigh(sums *[64]int64, hs []uint64, base int64, t *countTable) int64 {
+	t.count(hs)
 	var byLevel [33]counter // level = 1 + floor(log2(count)), 1..32
 	used := 0               // highest level used
-	for i := 0; i < len(hs); {
-		j := i + 1
-		for j < len(hs) && hs[j] == hs[i] {
-			j++
+	for i, n := range t.counts {
+		if n == 0 {
+			continue
 		}
-		lv := bits.Len(uint(j - i))
-		byLevel[lv].add(hs[i])
+		lv := bits.Len32(n)
+		byLevel[lv].add(t.keys[i])
 		used = max(used, lv)
-		i = j
 	}
 	var total int64
 	for lv := 1; lv <= used; lv++ {
@@ -222,6 +237,35 @@ func weigh(sums *[64]int64, hs []uint64, base int64) int64 {
 		total += w * int64(c.total)
 	}
 	return total
+}
+
+// countTable counts equal hashes: linear probing in a table of at least
+// twice as many slots as hashes, indexed by a hash's top bits (the hashes
+// are mixed, so their top bits are uniform). A slot whose count is 0 is
+// empty.
+type countTable struct {
+	keys   []uint64
+	counts []uint32
+}
+
+// count empties t and counts hs in it.
+func (t *countTable) count(hs []uint64) {
+	shift := 64 - bits.Len(uint(2*len(hs)))
+	size := 1 << (64 - shift)
+	if cap(t.keys) < size {
+		t.keys, t.counts = make([]uint64, size), make([]uint32, size)
+	}
+	t.keys, t.counts = t.keys[:size], t.counts[:size]
+	clear(t.counts)
+	mask := size - 1
+	for _, h := range hs {
+		i := int(h >> shift & uint64(mask))
+		for t.counts[i] != 0 && t.keys[i] != h {
+			i = (i + 1) & mask
+		}
+		t.keys[i] = h
+		t.counts[i]++
+	}
 }
 
 // spread[v] has bit i of v in byte i, so that adding spread values counts

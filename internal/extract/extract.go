@@ -60,6 +60,23 @@ type Options struct {
 	// is MaxURLLength).
 	Normalize urlnorm.Options
 
+	// NoText leaves Page.Text empty: the visible text is not collected,
+	// only whether there is any (Page.HasText). For a caller that reads
+	// links only (the crawler): collecting the text of a text-heavy page
+	// is a tenth of extraction. Default off.
+	NoText bool
+
+	// Tokens, when not nil, is given the page's tokens as the tokenizer
+	// reads them, in the same pass as extraction: a caller that needs
+	// another view of the page (the crawler's near-duplicate fingerprint,
+	// dedup.Content) gets it without tokenizing the page again. Only the
+	// page's own top-level tokens are given, in document order: not the
+	// markup read inside noscript, noframes and iframe, nor what an
+	// unterminated raw-text element is read again as. The tokens are those
+	// of the decoded body (Page.Charset "utf-8": the body as fetched) up to
+	// MaxBytes. Default nil: none.
+	Tokens TokenSink
+
 	// MaxLinks is the number of links kept per page; more are dropped and
 	// counted. Default DefaultMaxLinks (10,000).
 	MaxLinks int
@@ -107,6 +124,19 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxText, DefaultMaxText)
 	def(&o.MaxAnchorText, DefaultMaxAnchorText)
 	return o
+}
+
+// TokenSink receives the tokens of a page (Options.Tokens). The slices are
+// the tokenizer's and valid only during the call.
+type TokenSink interface {
+	// StartTag is given a start tag or, selfClosing, a self-closing one:
+	// the raw token (html.Tokenizer.Raw), before extraction reads its name
+	// and attributes (which rewrites the bytes of some).
+	StartTag(raw []byte, selfClosing bool)
+	// EndTag is given an end tag, raw.
+	EndTag(raw []byte)
+	// Text is given a text token (html.Tokenizer.Text).
+	Text(t []byte)
 }
 
 // Link is one outlink of a page.
@@ -181,8 +211,12 @@ type Page struct {
 	// Charset is the name of the encoding the body was decoded from.
 	Charset string
 	// Text is the visible text (no script, style, template, title),
-	// whitespace collapsed, at most Options.MaxText bytes.
+	// whitespace collapsed, at most Options.MaxText bytes; "" with
+	// Options.NoText.
 	Text string
+	// HasText is true when the page has visible text: when Text is not
+	// "", or would not be without Options.NoText.
+	HasText bool
 	// Structured says which structured-data kinds were seen.
 	Structured Structured
 	// Truncated is true when the body was longer than Options.MaxBytes.

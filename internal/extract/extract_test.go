@@ -247,3 +247,36 @@ func TestHTMLNormalizeOption(t *testing.T) {
 		})
 	}
 }
+
+// TestHTMLNoText: NoText collects no text but says whether there was
+// some, as Text would.
+func TestHTMLNoText(t *testing.T) {
+	base := mustURL(t, "http://example.com/")
+	for _, tc := range []struct {
+		name, body string
+		has        bool
+	}{
+		{"words", "<p>hello</p>", true},
+		{"only spaces", "<p> \t\n</p><br>", false},
+		{"script and title only", "<title>t</title><script>var x</script><style>p{}</style>", false},
+		{"non-ASCII letter", "<p>\u00e9</p>", true},
+		{"non-breaking space only", "<p>\u00a0\u2003</p>", false},
+		{"invalid UTF-8 only", "<p>\xff\xfe</p>", false},
+		{"text in noscript only", "<noscript>fallback</noscript>", false},
+		{"empty", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			full, err := HTML(base, []byte(tc.body), "text/html; charset=utf-8", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := HTML(base, []byte(tc.body), "text/html; charset=utf-8", Options{NoText: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Text != "" || p.HasText != tc.has || full.HasText != tc.has || (full.Text != "") != tc.has {
+				t.Errorf("NoText: Text %q HasText %v; full: Text %q HasText %v; want HasText %v", p.Text, p.HasText, full.Text, full.HasText, tc.has)
+			}
+		})
+	}
+}

@@ -46,6 +46,17 @@ func FuzzHTML(f *testing.F) {
 				t.Fatalf("link %q not crawl-normal: %q, %v", l.Abs, n, err)
 			}
 		}
+		// Without the text: the same links, and HasText says whether
+		// there was text.
+		on := oc
+		on.NoText = true
+		pn, err := HTML(base, body, contentType, on)
+		if err != nil {
+			t.Fatalf("HTML with NoText: %v", err)
+		}
+		if pn.Text != "" || pn.HasText != (pc.Text != "") || pc.HasText != (pc.Text != "") || len(pn.Links) != len(pc.Links) {
+			t.Fatalf("NoText: text %q, HasText %v / %v for text %q; %d links, want %d", pn.Text, pn.HasText, pc.HasText, pc.Text, len(pn.Links), len(pc.Links))
+		}
 		if p.Base == nil || !httpURL(p.Base) {
 			t.Fatalf("base %v", p.Base)
 		}

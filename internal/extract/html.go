@@ -68,10 +68,12 @@ func HTML(base *url.URL, body []byte, contentType string, o Options) (*Page, err
 	// link; at most 64, beyond which append doubles as usual; made at the
 	// first link, so that a page without links keeps nil.
 	s.linkCap = min(max(len(body)/128, 4), 64, o.MaxLinks)
+	s.sink = o.Tokens
 	s.scan(body, 0)
 	s.closeAnchor()
 	p.Title = s.title.String()
 	p.Text = s.text.String()
+	p.HasText = p.HasText || p.Text != ""
 	return p, nil
 }
 
@@ -147,6 +149,7 @@ func putScanner(s *scanner) {
 	}
 	clear(s.seen)
 	s.page, s.useSeen = nil, false
+	s.o.Tokens, s.sink = nil, nil       // the caller's, not to be kept
 	s.res.Reset(nil, urlnorm.Options{}) // drop the base URL
 	scanners.Put(s)
 }
@@ -173,6 +176,8 @@ type scanner struct {
 	langSeen  bool
 	template  int // depth of <template>, whose content is inert
 	rescans   int // unterminated raw-text elements read again as markup
+
+	sink TokenSink // Options.Tokens until the top-level scan starts (nil in nested scans and rescans)
 }
 
 type linkKey struct {
@@ -183,6 +188,11 @@ type linkKey struct {
 // scan tokenizes data; nest counts how many raw-text containers deep the
 // data is.
 func (s *scanner) scan(data []byte, nest int) {
+	// Only the first, top-level scan shows its tokens to the sink: the
+	// nested scans and rescans it starts read markup the page's own
+	// tokenizer saw as text.
+	sink := s.sink
+	s.sink = nil
 	z := html.NewTokenizer(bytes.NewReader(data))
 	raw := ""       // raw-text element whose content the next text token is
 	pending := ""   // raw-text element whose content was the last token
@@ -206,6 +216,9 @@ func (s *scanner) scan(data []byte, nest int) {
 		switch tt {
 		case html.TextToken:
 			t := z.Text()
+			if sink != nil {
+				sink.Text(t)
+			}
 			if ctx != "" && rescannable(ctx) {
 				pending, held = ctx, append(held[:0], t...)
 				if ctx == "title" {
@@ -217,12 +230,18 @@ func (s *scanner) scan(data []byte, nest int) {
 			}
 			s.onText(t, ctx, nest)
 		case html.StartTagToken, html.SelfClosingTagToken:
+			if sink != nil {
+				sink.StartTag(z.Raw(), tt == html.SelfClosingTagToken)
+			}
 			n := tagName(z, 1)
 			var a attrs
 			a.read(z) // nothing when the tag has no attributes
 			s.boundary(n)
 			raw = s.onStart(n, &a)
 		case html.EndTagToken:
+			if sink != nil {
+				sink.EndTag(z.Raw())
+			}
 			n := tagName(z, 2)
 			s.boundary(n)
 			s.onEnd(n)
@@ -383,7 +402,11 @@ func (s *scanner) onText(t []byte, ctx string, nest int) {
 	if s.anchorOpen {
 		s.anchorText.add(t, s.o.MaxAnchorText)
 	}
-	s.text.add(t, s.o.MaxText)
+	if !s.o.NoText {
+		s.text.add(t, s.o.MaxText)
+	} else if !s.page.HasText {
+		s.page.HasText = visible(t)
+	}
 	if s.o.TextURLs {
 		s.patternURLs(t, "text", HopLink)
 	}

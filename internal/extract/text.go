@@ -81,6 +81,26 @@ func (tb *textBuf) add(t []byte, max int) {
 	*tb = w
 }
 
+// visible reports whether textBuf.add would write anything of t: a byte
+// of a word, or a valid rune that is not white space.
+func visible(t []byte) bool {
+	for i := 0; i < len(t); {
+		switch textClass[t[i]] {
+		case textSpace:
+			i++
+		case textWord:
+			return true
+		default:
+			r, n := utf8.DecodeRune(t[i:])
+			if !(r == utf8.RuneError && n <= 1) && !unicode.IsSpace(r) {
+				return true
+			}
+			i += n
+		}
+	}
+	return false
+}
+
 // Byte classes of textBuf.add.
 const (
 	textWord  = iota // ASCII, part of a word

@@ -3,7 +3,9 @@
 // synthetic web counted them (`courtesy testweb report --json`), the cost
 // of the crawler process (bench/measure's JSON), the politeness the report
 // found and, when the report was made with --coverage, how many of the
-// pages reachable by links the crawler fetched; then the ratios of the last crawler to the first against
+// pages reachable by links the crawler fetched, the CPU it used in cores
+// (CPU seconds / wall seconds) and the time from the web's last request to
+// the crawler's exit (DIR/NAME.exit, written by run.sh); then the ratios of the last crawler to the first against
 // the crawl targets (at least 3x the pages/s, at most 1/3 of the CPU per
 // page, RSS under 500 MB).
 //
@@ -22,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // measured is the part of bench/measure's JSON the table uses.
@@ -43,6 +46,8 @@ type reported struct {
 	MinDelayViolations int `json:"min_delay_violations"`
 	Disallowed         int `json:"disallowed"`
 	BeforeRobots       int `json:"before_robots"`
+	// End is when the last request to the web ended.
+	End time.Time `json:"end"`
 	// Coverage is there when the report was made with --coverage.
 	Coverage *struct {
 		Reachable int `json:"reachable"`
@@ -65,6 +70,20 @@ type row struct {
 	why  string // when !ok
 	m    measured
 	r    reported
+	exit time.Time // when the crawler process had exited (NAME.exit; zero if absent)
+}
+
+// cores is the CPU the crawler used in cores: CPU seconds per wall second.
+func (r row) cores() float64 { return div(r.m.CPUSeconds, r.m.WallSeconds) }
+
+// tail is the last-request-to-exit cell: how long the crawler ran after the
+// web's last request ended (for a finished crawl, its idle tail; for one
+// stopped at the time cap, its shutdown).
+func (r row) tail() string {
+	if r.exit.IsZero() || r.r.End.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", r.exit.Sub(r.r.End).Seconds())
 }
 
 func (r row) pagesPerSec() float64 { return div(float64(r.r.Pages), r.m.WallSeconds) }
@@ -106,6 +125,11 @@ func load(dir, name string) row {
 		r.why = err.Error()
 		return r
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, name+".exit")); err == nil {
+		if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b))); err == nil {
+			r.exit = t
+		}
+	}
 	r.ok = true
 	return r
 }
@@ -138,21 +162,22 @@ func readJSON(name string, v any) error {
 }
 
 func writeTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| crawler | pages | requests | seconds | pages/s | CPU s | CPU ms/page | max RSS MB | exit | overlaps | gaps < delay | disallowed | before robots | reachable pages fetched |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| crawler | pages | requests | seconds | pages/s | CPU s | CPU ms/page | max RSS MB | exit | overlaps | gaps < delay | disallowed | before robots | reachable pages fetched | CPU cores | last request to exit s |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range rows {
 		if !r.ok {
-			fmt.Fprintf(w, "| %s | %s | | | | | | | | | | | | |\n", r.name, r.why)
+			fmt.Fprintf(w, "| %s | %s | | | | | | | | | | | | | | |\n", r.name, r.why)
 			continue
 		}
 		exit := fmt.Sprint(r.m.ExitCode)
 		if r.m.TimedOut {
 			exit += " (killed at timeout)"
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %.1f | %.0f | %.1f | %.2f | %.0f | %s | %d | %d | %d | %d | %s |\n",
+		fmt.Fprintf(w, "| %s | %d | %d | %.1f | %.0f | %.1f | %.2f | %.0f | %s | %d | %d | %d | %d | %s | %.2f | %s |\n",
 			r.name, r.r.Pages, r.r.Requests, r.m.WallSeconds, r.pagesPerSec(),
 			r.m.CPUSeconds, r.cpuMsPerPage(), r.m.MaxRSSMB, exit,
-			r.r.Overlaps, r.r.MinDelayViolations, r.r.Disallowed, r.r.BeforeRobots, r.r.coverage())
+			r.r.Overlaps, r.r.MinDelayViolations, r.r.Disallowed, r.r.BeforeRobots, r.r.coverage(),
+			r.cores(), r.tail())
 	}
 	if len(rows) < 2 || !rows[len(rows)-1].ok {
 		return

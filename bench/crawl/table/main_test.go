@@ -20,7 +20,8 @@ func TestTable(t *testing.T) {
 	write("colly.measure.json", `{"exit_code":9}`+"\n"+`{"exit_code":0,"wall_seconds":100,"cpu_seconds":80,"max_rss_mb":2000}`+"\n")
 	write("colly.report.json", `{"requests":41000,"pages":40000,"min_delay_violations":2000}`)
 	write("courtesy.measure.json", `{"exit_code":0,"wall_seconds":50,"cpu_seconds":10,"max_rss_mb":300}`)
-	write("courtesy.report.json", `{"requests":102000,"pages":100000,"coverage":{"reachable":100000,"fetched":99000}}`)
+	write("courtesy.report.json", `{"requests":102000,"pages":100000,"end":"2026-11-25T06:00:00Z","coverage":{"reachable":100000,"fetched":99000}}`)
+	write("courtesy.exit", "2026-11-25T06:00:01.25Z\n")
 	write("broken.measure.json", `{"exit_code":`)
 	write("broken.report.json", `{}`)
 
@@ -33,7 +34,8 @@ func TestTable(t *testing.T) {
 		{"both", []string{"colly", "courtesy"}, []string{
 			"| colly | 40000 | 41000 | 100.0 | 400 | 80.0 | 2.00 | 2000 | 0 | 0 | 2000 | 0 | 0 |",
 			"| courtesy | 100000 | 102000 | 50.0 | 2000 | 10.0 | 0.10 | 300 | 0 |",
-			"| 99000 of 100000 (99.0 %) |",
+			"| 99000 of 100000 (99.0 %) | 0.20 | 1.25 |",
+			"| 2000 | 0 | 0 | 2000 | 0 | 0 |  | 0.80 |  |", // colly: no exit file, no end
 			"courtesy / colly: pages/s x5.00 (target >= 3: met), CPU per page x0.05 (target <= 0.33: met), max RSS x0.15 (300 MB, target < 500 MB: met)",
 		}, nil},
 		{"two baselines", []string{"colly", "broken", "courtesy"}, []string{
