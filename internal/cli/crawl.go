@@ -58,6 +58,14 @@ request per host in flight across all nodes) live in Redis, each node
 writes its own WARC files and crawl.log, and a node stops when the whole
 crawl has nothing queued and nothing in flight.`
 
+// crawlMemoryLimitMiB is the crawl's default Go memory limit: with GOGC
+// 100 the heap of a crawl of large pages grows to twice what is live
+// (bodies, extraction buffers and WARC records come and go by the
+// megabyte), and the limit makes the collector run sooner instead. It is
+// soft: a crawl whose live heap needs more keeps running, collecting
+// more often.
+const crawlMemoryLimitMiB = 320
+
 // runCrawl is `courtesy crawl`.
 func runCrawl(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "crawl", "SEED_URL...", crawlDescription)
@@ -74,6 +82,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	consoleAddrFlag := fs.String("console", "", "serve the web console, /metrics and /health on `ADDR` while crawling (a bare port binds loopback)")
 	fs.Var(aliasFlag{fs.Lookup("console")}, "metrics-addr", "same as --console (`ADDR`)")
 	consoleToken := fs.String("console-token", "", "the console's access `TOKEN` for actions, 16 characters or more (default: console.token, else random, printed at start)")
+	memLimit := fs.Int("memory-limit-mib", crawlMemoryLimitMiB, "Go memory limit in `MiB` (a soft bound the collector works to keep the heap under; 0: none; default GOMEMLIMIT when that is set)")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
 	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
 	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
@@ -88,6 +97,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		return nil
 	})
 	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	if err := applyMemoryLimit(fs, *memLimit); err != nil {
 		return err
 	}
 	log, err := fl.logger(env.Stderr)

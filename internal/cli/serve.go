@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -70,16 +68,8 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 	if defaultDelay < 0 {
 		return usagef("--default-delay must not be negative")
 	}
-	if *memLimit < 0 {
-		return usagef("--memory-limit-mib must not be negative")
-	}
-	// The flag wins over GOMEMLIMIT; GOMEMLIMIT over the flag's default.
-	if flagsSet(fs)["memory-limit-mib"] || os.Getenv("GOMEMLIMIT") == "" {
-		limit := int64(math.MaxInt64) // none
-		if *memLimit > 0 {
-			limit = int64(*memLimit) << 20
-		}
-		debug.SetMemoryLimit(limit)
+	if err := applyMemoryLimit(fs, *memLimit); err != nil {
+		return err
 	}
 	levels, err := serveLogLevels(env, cf)
 	if err != nil {
