@@ -93,7 +93,8 @@ type Config struct {
 	// MaxRetries is how often a URL that failed (network error, 5xx, 429)
 	// is tried again, with exponential backoff from RetryDelay. Default 2.
 	MaxRetries int `yaml:"max-retries"`
-	// RetryDelay is the first retry's delay. Default 30s.
+	// RetryDelay is the first retry's delay when the answer has no
+	// Retry-After (which sets the delay itself). Default 30s.
 	RetryDelay time.Duration `yaml:"retry-delay"`
 	// MaxRetryDelay caps the doubling retry delay. Default 15m: a crawl
 	// of hours gives a failing server a real pause between tries (Heritrix

@@ -184,7 +184,7 @@ func (c *Crawler) process(ctx context.Context, wid int, l frontier.Lease, u *url
 	c.stats.errors.Add(1)
 	c.metrics.errors.WithLabelValues(kind.String()).Inc()
 	c.hostFailed(ctx, u.Hostname(), l.Key, kind.String())
-	return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1)
+	return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1, 0)
 }
 
 // statusOf maps a fetch error kind to a Heritrix crawl.log status.
@@ -272,11 +272,17 @@ func (c *Crawler) retire(ctx context.Context, host, key, reason string) {
 	}
 }
 
-// retry schedules a failed URL again with exponential backoff, or gives
-// up after MaxRetries and logs the final failure (a try to be repeated
-// has no crawl.log line: the log has one line per URL). warcIdx is the WARC
-// writer that holds its records, or -1.
-func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int) next {
+// retry schedules a failed URL again, or gives up after MaxRetries and
+// logs the final failure (a try to be repeated has no crawl.log line: the
+// log has one line per URL). warcIdx is the WARC writer that holds its
+// records, or -1. retryAfter is the server's Retry-After (0: none).
+//
+// The next try waits the server's Retry-After when it sent one (RFC 9110
+// §10.2.3: the time the service expects to be unavailable, or to wait
+// before asking again), else the exponential backoff from RetryDelay;
+// never more than MaxRetryDelay. The host's own pace is the gate's
+// business: a 429 or 503 also backs the whole host off there.
+func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int, retryAfter time.Duration) next {
 	tries, _ := strconv.Atoi(md1(l.Metadata, mdTry))
 	tries++
 	e.Annotations = append(e.Annotations, crawllog.Tries(tries))
@@ -287,7 +293,11 @@ func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcId
 	info := l.URLInfo
 	info.Metadata = cloneMD(l.Metadata)
 	info.Metadata[mdTry] = []string{strconv.Itoa(tries)}
-	when := c.now().Add(retryBackoff(c.cfg.RetryDelay, c.cfg.MaxRetryDelay, tries))
+	wait := retryBackoff(c.cfg.RetryDelay, c.cfg.MaxRetryDelay, tries)
+	if retryAfter > 0 {
+		wait = min(retryAfter, c.cfg.MaxRetryDelay)
+	}
+	when := c.now().Add(wait)
 	c.hold(l.Key, when)
 	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
 	c.handOff(&ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, warc: warcIdx})

@@ -339,3 +339,53 @@ func TestRetryBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterHonoured: a page answering 503 with Retry-After is asked
+// again once that time has passed, not after RetryDelay (an hour here),
+// and not before.
+func TestRetryAfterHonoured(t *testing.T) {
+	var mu sync.Mutex
+	var busy []time.Time // when /busy was asked
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(rw, "User-agent: *\nAllow: /\n")
+		case "/":
+			fmt.Fprint(rw, `<a href="/busy">busy</a>`)
+		case "/busy":
+			mu.Lock()
+			busy = append(busy, time.Now())
+			n := len(busy)
+			mu.Unlock()
+			if n == 1 {
+				rw.Header().Set("Retry-After", "1")
+				http.Error(rw, "busy", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprint(rw, "free now")
+		default:
+			http.NotFound(rw, r)
+		}
+	})
+	res := serveHandler(t, h)
+	cfg := Config{DataDir: t.TempDir(), Delay: 10 * time.Millisecond, MaxDuration: time.Minute, Workers: 2,
+		MaxRetries: 2, RetryDelay: time.Hour, MaxRetryDelay: 2 * time.Hour}
+	c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sum, err := c.Run(ctx, []string{"http://busy.test/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !sum.Finished || sum.Failed != 0 || len(busy) != 2 {
+		t.Fatalf("finished %v, failed %d, /busy asked %d times; want finished, 0 failed, asked twice", sum.Finished, sum.Failed, len(busy))
+	}
+	if gap := busy[1].Sub(busy[0]); gap < time.Second {
+		t.Errorf("/busy asked again %v after a Retry-After of 1 s", gap)
+	}
+}

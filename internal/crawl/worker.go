@@ -302,7 +302,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	if transient(res.Status) {
 		// Archived and logged; tried again later unless out of tries
 		// (the last answer is the final status in crawl.log).
-		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d", res.Status), wi)
+		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d", res.Status), wi, politeness.RetryAfter(res.Header, c.now()))
 	}
 	return c.complete(l, items, e, wi)
 }
