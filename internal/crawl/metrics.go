@@ -3,8 +3,10 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/cpuclock"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -94,6 +96,9 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 	defer t.Stop()
 	lastLog := c.now()
 	lastAt, lastPages := lastLog, int64(0)
+	// The process's CPU over the last interval, in cores: a crawl that
+	// is neither politeness- nor CPU-bound shows it here.
+	lastCPU, lastWall := cpuclock.Process(), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -150,9 +155,15 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		if now.Sub(lastLog) >= c.cfg.ProgressInterval {
 			lastLog = now
 			lastAt, lastPages = now, pages
+			cpu, wall := cpuclock.Process(), time.Now()
+			cores := float64(cpu-lastCPU) / float64(max(wall.Sub(lastWall), time.Millisecond))
+			lastCPU, lastWall = cpu, wall
 			var extra []any
+			if cpuclock.Supported {
+				extra = append(extra, "cpu_cores", math.Round(cores*100)/100)
+			}
 			if stopped != "" {
-				extra = []any{"trap_stopped", stopped}
+				extra = append(extra, "trap_stopped", stopped)
 			}
 			if waitHosts > 0 {
 				c.log.Info(fmt.Sprintf("waiting: %d hosts in backoff, next at %s", waitHosts, nextAt.Format(time.TimeOnly)),

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/cpuclock"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -290,6 +291,9 @@ func TestPageErrorsKeepHost(t *testing.T) {
 	}
 	if !regexp.MustCompile(`waiting: \d+ hosts in backoff, next at \d\d:\d\d:\d\d`).MatchString(logs.String()) {
 		t.Errorf("no waiting line while only retries were left:\n%s", logs.String())
+	}
+	if cpuclock.Supported && !regexp.MustCompile(`cpu_cores=\d+(\.\d+)?\b`).MatchString(logs.String()) {
+		t.Errorf("no cpu_cores in the progress lines:\n%s", logs.String())
 	}
 }
 
