@@ -99,6 +99,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 	// The process's CPU over the last interval, in cores: a crawl that
 	// is neither politeness- nor CPU-bound shows it here.
 	lastCPU, lastWall := cpuclock.Process(), time.Now()
+	tickPages := int64(0) // pages at the previous tick
 	for {
 		select {
 		case <-ctx.Done():
@@ -123,12 +124,18 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		case c.cfg.MaxDuration > 0:
 			eta = " eta " + (c.cfg.MaxDuration - el).Round(time.Second).String()
 		}
-		// Nothing in flight but work queued: everything left waits on a
-		// host's delay, backoff or retry time. Say so, and until when, so
-		// that a waiting crawl never looks like a hung one.
+		// Nothing in flight but work queued, and no page fetched since the
+		// line before: everything left waits on a host's delay, backoff or
+		// retry time. Say so, and until when, so that a waiting crawl
+		// never looks like a hung one (and one host fetching between its
+		// delays, idle at the instant of the sample, still shows its rate).
 		now := c.now()
+		idle := c.inFlight.Load() == 0 && st.Size > 0
+		waitTerm := idle && pages == tickPages
+		waitLog := idle && pages == lastPages
+		tickPages = pages
 		waitHosts, nextAt := 0, time.Time{}
-		if c.inFlight.Load() == 0 && st.Size > 0 {
+		if waitTerm || waitLog {
 			waitHosts, nextAt = c.waiting(now)
 			// The frontier knows best when its next URL is due: a retry's
 			// due time is the URL's, not its host's, and a later fetch
@@ -143,7 +150,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 			if stopped != "" {
 				note = "  " + stopped
 			}
-			if waitHosts > 0 {
+			if waitTerm && waitHosts > 0 {
 				fmt.Fprintf(c.opts.Progress, "\r%d pages  waiting: %d hosts in backoff, next at %s  %d queued%s%s   ",
 					pages, waitHosts, nextAt.Format(time.TimeOnly), st.Size, eta, note)
 				continue
@@ -165,7 +172,7 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 			if stopped != "" {
 				extra = append(extra, "trap_stopped", stopped)
 			}
-			if waitHosts > 0 {
+			if waitLog && waitHosts > 0 {
 				c.log.Info(fmt.Sprintf("waiting: %d hosts in backoff, next at %s", waitHosts, nextAt.Format(time.TimeOnly)),
 					append([]any{"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed}, extra...)...)
 				continue

@@ -201,6 +201,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	e.Digest = digest
 	var revisit *warc.Revisit
 	if ok && len(res.RawBody) > 0 {
+		dup := false
 		if !c.digestsSeen.MayContain(digest) {
 			// Certainly a new payload: no store lookup.
 		} else if prev, err := c.digestLookup(digest); err == nil {
@@ -210,6 +211,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 				c.stats.dups.Add(1)
 				c.stats.revisits.Add(1)
 				c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: r.TargetURI, Exact: true})
+				dup = true
 			}
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			c.log.Warn("digest lookup failed", "err", err)
@@ -222,8 +224,12 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 					e.Annotations = append(e.Annotations, crawllog.AnnotationNearDuplicate)
 					c.stats.dups.Add(1)
 					c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: m.URL})
+					dup = true
 				}
 			}
+		}
+		if !dup {
+			c.tr.Page(host, l.URL) // the trap rule's share of copies per path pattern
 		}
 	}
 

@@ -33,7 +33,9 @@ const (
 	RuleChain = "chain"
 	// RulePattern: the page and the page it copies share a path pattern
 	// (digit runs and query values ignored): /item/7 and /item/8,
-	// /list?sort=a and /list?sort=b.
+	// /list?sort=a and /list?sort=b; and the pattern's pages keep coming
+	// back alike: at least half of those fetched under it are such
+	// copies.
 	RulePattern = "pattern"
 )
 
@@ -57,9 +59,49 @@ const (
 // Only the trap-shaped counts and the examples of a stopped site are
 // persisted; the rest starts again after a resume.
 type dupEvidence struct {
-	urls     map[uint64]bool // hashes of URLs found to be duplicates
-	patterns map[string]int  // pattern-shaped duplicates per pattern
+	urls     map[uint64]bool          // hashes of URLs found to be duplicates
+	patterns map[string]*patternCount // path patterns of the pages fetched since the first duplicate
 	examples []Pair
+}
+
+// patternCount is what a site's pages under one path pattern were: pages
+// fetched since the site's first duplicate, and of those the copies of a
+// page of the same pattern.
+type patternCount struct {
+	pages, dups int
+}
+
+// trapLike reports whether a pattern's pages keep coming back alike: at
+// least half of them copy another page of the pattern. A calendar or a
+// timestamped archive is nearly all copies; documentation's release
+// notes, where a security release repeats its sibling branch's notes,
+// are a few copies among hundreds of pages (Django's documentation: 17
+// of about 330).
+func (p *patternCount) trapLike() bool { return 2*p.dups >= p.pages }
+
+// countLocked returns the counts of the pattern of u, creating them while
+// fewer than maxPatterns are kept (nil beyond).
+func (ev *dupEvidence) countLocked(u string) *patternCount {
+	p := pathPattern(u)
+	pc := ev.patterns[p]
+	if pc == nil && len(ev.patterns) < maxPatterns {
+		pc = &patternCount{}
+		ev.patterns[p] = pc
+	}
+	return pc
+}
+
+// Page counts a page fetched on site that is no duplicate, for the
+// pattern rule's share of copies. It costs a map lookup on a site that
+// has had no duplicate (its pages are counted from the first one on).
+func (c *Checker) Page(site, u string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ev := c.evidence[site]; ev != nil {
+		if pc := ev.countLocked(clip(u)); pc != nil {
+			pc.pages++
+		}
+	}
 }
 
 // DuplicateOf counts one exact or near-duplicate page fetched on site and
@@ -69,31 +111,35 @@ type dupEvidence struct {
 // near-duplicates (members inherited by many classes, pages per version)
 // that are no trap. A duplicate is trap-shaped by RuleChain (it was
 // discovered from a duplicate, or from the page it copies) or by
-// RulePattern (it and the page it copies share a path pattern). The site
-// stops when more than the limit are chained, or when more than the limit
-// share one pattern. On a site that breeds copies of one page (testweb's
-// neardup.test) every duplicate is trap-shaped by both rules, so the site
-// stops exactly when the old rule, which counted every duplicate, stopped
-// it.
+// RulePattern (it and the page it copies share a path pattern, and at
+// least half of the pages fetched under that pattern are such copies:
+// call Page for the other pages). The site stops when more than the limit
+// are chained, or when more than the limit share one pattern whose pages
+// keep coming back alike. On a site that breeds copies of one page
+// (testweb's neardup.test) every duplicate is trap-shaped by both rules,
+// so the site stops exactly when the old rule, which counted every
+// duplicate, stopped it.
 func (c *Checker) DuplicateOf(site string, d Dup) bool {
 	d.URL, d.Of, d.Via = clip(d.URL), clip(d.Of), clip(d.Via)
 	return c.update(site, func(s *siteCounters) Kind {
 		s.dups++
 		ev := c.evidenceLocked(site)
+		pc := ev.countLocked(d.URL)
+		samePattern := d.Of != "" && pathPattern(d.URL) == pathPattern(d.Of)
+		if pc != nil {
+			pc.pages++
+			if samePattern {
+				pc.dups++
+				s.pattern = max(s.pattern, pc.dups)
+			}
+		}
 		rule := ""
 		switch {
 		case d.Via != "" && (ev.urls[urlHash(d.Via)] || d.Via == d.Of):
 			rule = RuleChain
 			s.chain++
-		case d.Of != "" && pathPattern(d.URL) == pathPattern(d.Of):
+		case samePattern && pc != nil && pc.trapLike():
 			rule = RulePattern
-		}
-		if d.Of != "" && pathPattern(d.URL) == pathPattern(d.Of) {
-			p := pathPattern(d.URL)
-			if _, ok := ev.patterns[p]; ok || len(ev.patterns) < maxPatterns {
-				ev.patterns[p]++
-				s.pattern = max(s.pattern, ev.patterns[p])
-			}
 		}
 		if d.URL != "" && len(ev.urls) < maxDupURLs {
 			ev.urls[urlHash(d.URL)] = true
@@ -104,7 +150,7 @@ func (c *Checker) DuplicateOf(site string, d Dup) bool {
 				ev.examples = append(ev.examples, Pair{URL: d.URL, Of: d.Of, Via: d.Via, Rule: rule})
 			}
 		}
-		if lim := c.limits.MaxDuplicatesPerSite; lim > 0 && (s.chain > lim || s.pattern > lim) {
+		if lim := c.limits.MaxDuplicatesPerSite; lim > 0 && (s.chain > lim || rule == RulePattern && pc.dups > lim) {
 			s.examples = slices.Clone(ev.examples)
 			return Duplicates
 		}
@@ -116,7 +162,7 @@ func (c *Checker) DuplicateOf(site string, d Dup) bool {
 func (c *Checker) evidenceLocked(site string) *dupEvidence {
 	ev := c.evidence[site]
 	if ev == nil {
-		ev = &dupEvidence{urls: map[uint64]bool{}, patterns: map[string]int{}}
+		ev = &dupEvidence{urls: map[uint64]bool{}, patterns: map[string]*patternCount{}}
 		c.evidence[site] = ev
 	}
 	return ev

@@ -99,6 +99,63 @@ func TestDuplicateRule(t *testing.T) {
 	}
 }
 
+// TestPatternShare: a path pattern stops the site only when its pages
+// keep coming back alike. Release notes (Django's documentation: a
+// security release repeats its sibling branch's notes) are a few copies
+// among many pages of one pattern; a timestamped archive is all copies.
+func TestPatternShare(t *testing.T) {
+	const lim = 10
+	tests := []struct {
+		name   string
+		pages  int
+		dupOf  func(i int) string // the page i copies, "" if none
+		stopAt int                // 1-based page that stops the site; 0: never
+	}{
+		{"release notes, one copy in twenty", 400, func(i int) string {
+			if i%20 == 19 {
+				return fmt.Sprintf("http://docs.test/releases/3.%d.%d.html", i/20, i%7)
+			}
+			return ""
+		}, 0},
+		{"timestamped archive, all copies of the first", 40, func(i int) string {
+			if i > 0 {
+				return "http://docs.test/releases/1.0.0.html"
+			}
+			return ""
+		}, lim + 2},
+		{"copies catching up with the pages", 400, func(i int) string {
+			if i >= 100 && i%2 == 0 {
+				return fmt.Sprintf("http://docs.test/releases/3.%d.0.html", i)
+			}
+			return ""
+		}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Open(nil, Limits{MaxDuplicatesPerSite: lim}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The site's first duplicate, elsewhere, starts the counting.
+			c.DuplicateOf("site", Dup{URL: "http://docs.test/", Of: "http://docs.test/index.html", Exact: true})
+			stoppedAt := 0
+			for i := range tc.pages {
+				u := fmt.Sprintf("http://docs.test/releases/%d.%d.%d.html", i/100, i/10%10, i%10)
+				if of := tc.dupOf(i); of != "" {
+					if c.DuplicateOf("site", Dup{URL: u, Via: "http://docs.test/releases/", Of: of}) && stoppedAt == 0 {
+						stoppedAt = i + 1
+					}
+					continue
+				}
+				c.Page("site", u)
+			}
+			if stoppedAt != tc.stopAt {
+				t.Fatalf("stopped at page %d, want %d (stopped sites %+v)", stoppedAt, tc.stopAt, c.StoppedSites())
+			}
+		})
+	}
+}
+
 func TestReportName(t *testing.T) {
 	tests := map[string]string{
 		"neardup.test":       "trap-neardup.test.txt",

@@ -3,6 +3,7 @@ package urlnorm
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,8 +92,13 @@ func TestSeedExamples(t *testing.T) {
 		{"001/3.4/rule9 index.html", "http://www.site.com/d/index.html", "http://www.site.com/d/", nil},
 		{"001/3.4/rule9 index.htm", "http://www.site.com/d/index.htm", "http://www.site.com/d/", nil},
 		{"001/3.4/rule9 index.shtml", "http://www.site.com/d/index.shtml", "http://www.site.com/d/", nil},
-		{"001/3.4/rule9 default.html", "http://www.site.com/d/default.html", "http://www.site.com/d/", nil},
-		{"001/3.4/rule9 default.htm", "http://www.site.com/d/default.htm", "http://www.site.com/d/", nil},
+		// The report's "default.html" and "default.htm" are not in
+		// DefaultIndexFiles: only IIS serves them for a directory, and
+		// Sphinx names documentation pages so (Django's
+		// topics/auth/default.html is not topics/auth/). They can be
+		// given in IndexFiles (TestDefaultPageNames).
+		{"001/3.4/rule9 default.html kept", "http://www.site.com/d/default.html", "http://www.site.com/d/default.html", nil},
+		{"001/3.4/rule9 default.htm kept", "http://www.site.com/d/default.htm", "http://www.site.com/d/default.htm", nil},
 		// Redirects: "www.somesite.com/dir" and its target ".../dir/" stay
 		// two URLs (the crawler queues the redirect as a link).
 		{"001/3.4/redirect source", "http://www.somesite.com/dir", "http://www.somesite.com/dir", nil},
@@ -137,6 +143,18 @@ func TestSeedExamples(t *testing.T) {
 
 // TestSeedHeuristicsOff checks the seed rules that are off by default:
 // The Viuva Negra report rule 8 and the polite-proxy thesis §2.2 steps 1 and 2.
+// TestDefaultPageNames: the report's rule 9 names beyond the defaults
+// apply when a crawl lists them.
+func TestDefaultPageNames(t *testing.T) {
+	o := CrawlDefaults()
+	o.IndexFiles = append(slices.Clone(DefaultIndexFiles), "default.html", "default.htm")
+	runNorm(t, []normCase{
+		{"default.html", "http://www.site.com/d/default.html", "http://www.site.com/d/", nil},
+		{"Default.HTM", "http://www.site.com/d/Default.HTM", "http://www.site.com/d/", nil},
+		{"index.html", "http://www.site.com/d/index.html", "http://www.site.com/d/", nil},
+	}, o)
+}
+
 func TestSeedHeuristicsOff(t *testing.T) {
 	tests := []struct {
 		name string
@@ -276,7 +294,8 @@ func TestHeuristics(t *testing.T) {
 		{"apache bad value", "http://h.com/pub/?C=X", "http://h.com/pub/?C=X", nil},
 		{"empty query", "http://h.com/a?", "http://h.com/a", nil},
 		{"index with query kept", "http://h.com/index.php?id=3", "http://h.com/index.php?id=3", nil},
-		{"index case", "http://h.com/Default.ASP", "http://h.com/", nil},
+		{"index case", "http://h.com/Index.ASP", "http://h.com/", nil},
+		{"default.asp is no index by default", "http://h.com/Default.ASP", "http://h.com/Default.ASP", nil},
 		{"not index", "http://h.com/myindex.html", "http://h.com/myindex.html", nil},
 		{"query order kept", "http://h.com/?b=2&a=1", "http://h.com/?b=2&a=1", nil},
 		{"slash kept", "http://h.com/dir/", "http://h.com/dir/", nil},

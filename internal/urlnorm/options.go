@@ -19,13 +19,18 @@ const (
 )
 
 // DefaultIndexFiles are the trailing file names removed by
-// Options.RemoveIndexFiles when Options.IndexFiles is nil: the five of the Viuva Negra report
-// §3.4 rule 9, the examples of the polite-proxy thesis §2.2 step 5, and the default
-// documents of PHP, ASP, ASP.NET and JSP servers.
+// Options.RemoveIndexFiles when Options.IndexFiles is nil: the index.*
+// names of the Viuva Negra report §3.4 rule 9 and the polite-proxy thesis
+// §2.2 step 5, and the index documents of PHP, ASP, ASP.NET and JSP
+// servers. The report's "default.html" and "default.htm" are left out:
+// only IIS serves default.* for a directory, while documentation
+// generators name ordinary pages so (Sphinx: Django's
+// topics/auth/default.html is not topics/auth/), and removing a name that
+// is no index loses the page, while keeping one that is costs one
+// duplicate fetch.
 var DefaultIndexFiles = []string{
 	"index.html", "index.htm", "index.shtml", "index.php", "index.asp",
-	"index.aspx", "index.jsp", "default.html", "default.htm", "default.asp",
-	"default.aspx",
+	"index.aspx", "index.jsp",
 }
 
 // DefaultSessionIDParams are the query and path parameter names removed by
