@@ -274,7 +274,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	printSummary(env.Stdout, sum)
+	printSummary(env.Stdout, sum, *frontierAddr != "" || *redisCluster != "")
 	return nil
 }
 
@@ -433,18 +433,24 @@ func checkSeeds(seeds, where []string) error {
 	return usagef("%d seed(s) are not absolute http or https URLs:\n%s%s", n, strings.Join(bad, "\n"), more)
 }
 
-func printSummary(w io.Writer, s *crawl.Summary) {
+// printSummary prints the end of a crawl for people; shared is set for a
+// process sharing its frontier with others (--frontier, --redis-cluster),
+// whose totals are the whole crawl's.
+func printSummary(w io.Writer, s *crawl.Summary, shared bool) {
 	state := "stopped (run the same command again to resume)"
 	if s.Finished {
 		state = "finished: nothing left to crawl"
 	}
 	fmt.Fprintf(w, "Crawl %s.\n", state)
-	run := "this run"
-	if s.Resumed {
+	run, all := "this run", "all runs"
+	switch {
+	case shared:
+		run, all = "by this process", "the whole shared crawl"
+	case s.Resumed:
 		run = "this run only (resumed crawl: see URLs completed for all runs)"
 	}
 	fmt.Fprintf(w, "  pages fetched       %d (%s) from %s in %s, %s\n", s.Pages, crawl.FormatBytes(s.Bytes), plural(s.Hosts, "host"), s.Duration.Round(time.Millisecond), run)
-	fmt.Fprintf(w, "  URLs completed      %d (all runs), %d still queued\n", s.Completed, s.Queued)
+	fmt.Fprintf(w, "  URLs completed      %d (%s), %d still queued\n", s.Completed, all, s.Queued)
 	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
 	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
 	if s.HostRewrites > 0 {

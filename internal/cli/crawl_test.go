@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawl"
 )
 
 func TestCrawlUsage(t *testing.T) {
@@ -167,5 +169,28 @@ func TestCrawlBadSeeds(t *testing.T) {
 	}
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Errorf("--data created for bad seeds: %v", err)
+	}
+}
+
+// TestSummaryWording: a process sharing its crawl says its pages are its
+// own and the completed URLs the whole crawl's, not a resumed run's.
+func TestSummaryWording(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		resumed   bool
+		shared    bool
+		want, not string
+	}{
+		{"fresh", false, false, "s, this run\n", "resumed"},
+		{"resumed", true, false, "this run only (resumed crawl", "shared"},
+		{"shared node", true, true, "by this process\n  URLs completed      7 (the whole shared crawl)", "resumed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			printSummary(&b, &crawl.Summary{Pages: 3, Completed: 7, Resumed: tc.resumed}, tc.shared)
+			if !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), tc.not) {
+				t.Errorf("summary has no %q or has %q:\n%s", tc.want, tc.not, b.String())
+			}
+		})
 	}
 }
