@@ -58,6 +58,7 @@ type crawlNode struct {
 	fr  *cluster.Frontier
 	mem *cluster.Membership
 	id  string
+	log *slog.Logger
 
 	stop func()
 }
@@ -89,7 +90,7 @@ func joinCluster(ctx context.Context, addrs string, opts *crawl.Options, log *sl
 		opts.Politeness = &backend
 	}
 	opts.DrainGrace = clusterDrainGrace
-	n := &crawlNode{rc: rc, fr: fr, mem: mem, id: cluster.NewNodeID(), stop: func() {}}
+	n := &crawlNode{rc: rc, fr: fr, mem: mem, id: cluster.NewNodeID(), log: log, stop: func() {}}
 	log.Info("joined the shared crawl", "redis", addrs, "node", n.id)
 	return n, nil
 }
@@ -210,9 +211,26 @@ func (n *crawlNode) console(o *crawl.ConsoleOptions, crawlID string) {
 	o.Frontier = &clusterHosts{f: n.fr, crawl: frontierID(crawlID)}
 }
 
-// close ends the heartbeats (the node leaves the membership) and closes
-// the Redis client.
+// close ends the heartbeats (the node leaves the membership), logs the
+// shared frontier's Redis work by operation and closes the Redis client.
 func (n *crawlNode) close() {
 	n.stop()
+	n.log.Info(frontierWorkMsg, append(frontierWork(n.fr.Ops()), "empty_leases", n.fr.Counters().EmptyLeases)...)
 	n.rc.Close()
+}
+
+// frontierWorkMsg is the message of the line that gives the shared
+// frontier's Redis work by operation (bench/cluster reads it).
+const frontierWorkMsg = "shared frontier Redis work (commands/round trips)"
+
+// frontierWork is one log attribute per operation, its commands and round
+// trips (cluster.OpCount) as "C/R", the name's spaces as '_'. (The line
+// also gives the empty leases, cluster.Counters.EmptyLeases, as a plain
+// number.)
+func frontierWork(ops []cluster.OpCount) []any {
+	out := make([]any, 0, len(ops))
+	for _, o := range ops {
+		out = append(out, slog.String(strings.ReplaceAll(o.Op, " ", "_"), fmt.Sprintf("%d/%d", o.Commands, o.RoundTrips)))
+	}
+	return out
 }

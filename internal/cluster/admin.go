@@ -36,7 +36,7 @@ func (f *Frontier) admin(ctx context.Context, what, crawlID, key, field, value s
 	if err != nil {
 		return queueState{}, false, err
 	}
-	return st, true, f.run(ctx, "index", []*call{f.indexCall(crawl, key, st)})
+	return st, true, f.run(ctx, what+" index", []*call{f.indexCall(crawl, key, st)})
 }
 
 func pendArg(pend bool) string {
@@ -54,7 +54,7 @@ func (f *Frontier) BlockQueueUntil(ctx context.Context, crawlID, key string, t t
 	if !t.IsZero() {
 		v = strconv.FormatInt(msCeil(t), 10)
 	}
-	_, _, err := f.admin(ctx, "block queue", crawlID, key, "blocked", v, true)
+	_, _, err := f.admin(ctx, "block", crawlID, key, "blocked", v, true)
 	return err
 }
 
@@ -141,6 +141,7 @@ func (f *Frontier) StatsContext(ctx context.Context, crawlID, key string) (front
 	}
 	cmds := make([]*redis.MapStringStringCmd, f.shards)
 	err := f.retry(ctx, "stats", func(ctx context.Context) error {
+		f.ops.add("stats", len(cmds), masters(ctx, f.c, len(cmds), func(i int) string { return f.indexKeys(s.CrawlID, i)[2] }))
 		pipe := f.c.Pipeline()
 		for i := range cmds {
 			cmds[i] = pipe.HGetAll(ctx, f.indexKeys(s.CrawlID, i)[2])
@@ -240,6 +241,7 @@ func (f *Frontier) listCrawls(ctx context.Context) ([]string, error) {
 	var out []string
 	err := f.retry(ctx, "list crawls", func(ctx context.Context) error {
 		var err error
+		f.ops.add("list crawls", 1, 1)
 		out, err = f.c.SMembers(ctx, f.crawlsKey()).Result()
 		return err
 	})

@@ -69,4 +69,21 @@ func TestConformanceCluster(t *testing.T) {
 	frontiertest.Run(t, func(t *testing.T, now func() time.Time) frontier.API {
 		return newClusterFrontier(t, c, cluster.Options{Now: now, IndexShards: 8, KeepCompletedURLs: true})
 	})
+	// A pipeline counts one round trip per master it reaches: the peek
+	// of 8 index shards reaches the 3 masters at most.
+	t.Run("OpsRoundTrips", func(t *testing.T) {
+		f := newClusterFrontier(t, c, cluster.Options{IndexShards: 8})
+		ctx := context.Background()
+		if _, err := f.Get(ctx, frontier.GetParams{MaxQueues: 1, MaxURLsPerQueue: 1}); err != nil {
+			t.Fatal(err)
+		}
+		before := opsOf(f)["peek"]
+		if _, err := f.Get(ctx, frontier.GetParams{MaxQueues: 1, MaxURLsPerQueue: 1}); err != nil {
+			t.Fatal(err)
+		}
+		after := opsOf(f)["peek"]
+		if n, rt := after.Commands-before.Commands, after.RoundTrips-before.RoundTrips; n != 8 || rt < 1 || rt > 3 {
+			t.Errorf("peek of an empty crawl: %d commands, %d round trips; want 8 and 1-3", n, rt)
+		}
+	})
 }

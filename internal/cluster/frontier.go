@@ -137,10 +137,12 @@ type Frontier struct {
 
 	known *knownCache // nil without Options.KnownCache
 
-	retries   atomic.Uint64
-	staleAcks atomic.Uint64
-	waitShort atomic.Uint64
-	lastErr   atomic.Pointer[string]
+	ops         ops
+	retries     atomic.Uint64
+	staleAcks   atomic.Uint64
+	emptyLeases atomic.Uint64
+	waitShort   atomic.Uint64
+	lastErr     atomic.Pointer[string]
 
 	// repairRead, when set (tests only), runs in Repair's forced pass
 	// between reading the queues' state and writing the index.
@@ -319,6 +321,7 @@ func (f *Frontier) defaultDelay(ctx context.Context, crawl string) (int64, error
 	}
 	var ms int64
 	err := f.retry(ctx, "default delay", func(ctx context.Context) error {
+		f.ops.add("delay", 1, 1)
 		v, err := f.c.HGet(ctx, f.delaysKey(), crawl).Int64()
 		if errors.Is(err, redis.Nil) {
 			ms = max(f.o.DefaultDelay, 0).Milliseconds()
@@ -347,6 +350,7 @@ func (f *Frontier) register(ctx context.Context, crawl string) error {
 		return nil
 	}
 	err := f.retry(ctx, "register crawl", func(ctx context.Context) error {
+		f.ops.add("register", 1, 1)
 		return f.c.SAdd(ctx, f.crawlsKey(), crawl).Err()
 	})
 	if err != nil {
@@ -493,7 +497,7 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 		f.mu.Unlock()
 		index = append(index, f.indexCall(g.crawl, g.key, st))
 	}
-	if err := f.run(ctx, "index", index); err != nil {
+	if err := f.run(ctx, "put index", index); err != nil {
 		return nil, nil, err
 	}
 	return statuses, stale, nil
@@ -529,11 +533,15 @@ type Counters struct {
 	// WaitShort counts writes taken with fewer replicas than
 	// WaitReplicas, because their master had fewer connected.
 	WaitShort uint64
+	// EmptyLeases counts lease scripts that leased nothing: the queue a
+	// Get chose was taken by another caller, blocked or at its in-flight
+	// bound by then.
+	EmptyLeases uint64
 }
 
 // Counters returns the client's counters.
 func (f *Frontier) Counters() Counters {
-	return Counters{Retries: f.retries.Load(), StaleAcks: f.staleAcks.Load(), WaitShort: f.waitShort.Load()}
+	return Counters{Retries: f.retries.Load(), StaleAcks: f.staleAcks.Load(), WaitShort: f.waitShort.Load(), EmptyLeases: f.emptyLeases.Load()}
 }
 
 // LastError returns the last Redis error seen (retried or not), or "".

@@ -74,7 +74,7 @@ func (f *Frontier) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Le
 			}
 		}
 	}
-	if err := f.run(ctx, "get", append(calls, parked...)); err != nil {
+	if err := f.run(ctx, "peek", append(calls, parked...)); err != nil {
 		return nil, err
 	}
 	var cands []candidate
@@ -148,7 +148,7 @@ func (f *Frontier) lease(ctx context.Context, cands []candidate, p frontier.GetP
 		calls[i] = &call{s: leaseScript, keys: f.queueKeys(c.crawl, c.key),
 			args: []any{f.nowArg(), dd, per, max(p.MaxURLsPerQueue, 0), leaseDur.Milliseconds(), strconv.FormatUint(rand.Uint64(), 36)}}
 	}
-	if err := f.run(ctx, "get", calls); err != nil {
+	if err := f.run(ctx, "lease", calls); err != nil {
 		return nil, err
 	}
 	var out []frontier.Lease
@@ -162,6 +162,9 @@ func (f *Frontier) lease(ctx context.Context, cands []candidate, p frontier.GetP
 			return nil, err
 		}
 		index = append(index, f.indexCall(c.crawl, c.key, st))
+		if len(st.rest) == 0 {
+			f.emptyLeases.Add(1)
+		}
 		expires := time.UnixMilli(st.now + leaseDur.Milliseconds())
 		for j := 0; j+2 < len(st.rest); j += 3 {
 			tok, _ := st.rest[j].(string)
@@ -188,7 +191,7 @@ func (f *Frontier) lease(ctx context.Context, cands []candidate, p frontier.GetP
 			})
 		}
 	}
-	if err := f.run(ctx, "index", index); err != nil {
+	if err := f.run(ctx, "lease index", index); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -246,5 +249,5 @@ func (f *Frontier) ReleaseContext(ctx context.Context, info frontier.URLInfo) er
 	if err != nil {
 		return err
 	}
-	return f.run(ctx, "index", []*call{f.indexCall(crawl, key, st)})
+	return f.run(ctx, "release index", []*call{f.indexCall(crawl, key, st)})
 }
