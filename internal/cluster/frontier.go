@@ -431,13 +431,16 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 		if err != nil {
 			return nil, nil, err
 		}
-		args := make([]any, 0, 5+7*len(g.idx))
+		args := make([]any, 0, 5+8*len(g.idx))
 		args = append(args, f.nowArg(), dd, g.crawl, g.key, len(g.idx))
 		f.mu.Lock()
 		for j, i := range g.idx {
 			it := &items[i]
-			kind, due, token := "d", int64(0), ""
+			kind, due, token, hold := "d", int64(0), "", int64(0)
 			if it.Known {
+				if !it.Hold.IsZero() {
+					hold = max(msCeil(it.Hold), 0)
+				}
 				kind, due = "k", -1
 				if f.o.KeepCompletedURLs {
 					kind = "K"
@@ -450,7 +453,7 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 				}
 			}
 			depth := min(max(it.Info.Depth, 0), 65535)
-			args = append(args, kind, g.hashes[j], int(it.Info.Priority), depth, due, token, encodeData(it.Info.URL, it.Info.Metadata))
+			args = append(args, kind, g.hashes[j], int(it.Info.Priority), depth, due, token, encodeData(it.Info.URL, it.Info.Metadata), hold)
 		}
 		f.mu.Unlock()
 		calls[gi] = &call{s: putScript, keys: f.queueKeys(g.crawl, g.key), args: args}

@@ -80,12 +80,15 @@ local function state(parked)
 end
 `
 
-// putScript: ARGV[3] crawl, ARGV[4] key, ARGV[5] item count, then 7 per
+// putScript: ARGV[3] crawl, ARGV[4] key, ARGV[5] item count, then 8 per
 // item: kind ('d' discovered, 'k' known, 'K' known keeping the data of a
 // completed URL: Options.KeepCompletedURLs), hash, priority, depth, due (ms;
-// known only; -1 completed), fencing token (” none), data. Returns the
-// state, then one status per item: 0 OK, 1 skipped (known), 2 stale (a
-// known item whose token is not the URL's live lease).
+// known only; -1 completed), fencing token (” none), data, hold (ms; known
+// only; 0 none: the queue's block is raised to it, frontier.Item.Hold).
+// Returns the state, then one status per item: 0 OK, 1 skipped (known), 2
+// stale (a known item whose token is not the URL's live lease). A hold
+// applies even to a stale acknowledgement: it says when the host may be
+// asked again, whoever holds the URL now.
 var putScript = redis.NewScript(luaQueue + `
 redis.call('HSETNX', m, 'crawl', ARGV[3])
 redis.call('HSETNX', m, 'key', ARGV[4])
@@ -96,10 +99,12 @@ local queued, completed = num(f[1], 0), num(f[2], 0)
 local created = math.floor(now / 1000)
 local out = {}
 local n = tonumber(ARGV[5])
+local hold = 0
 for i = 0, n - 1 do
-  local b = 6 + i * 7
+  local b = 6 + i * 8
   local kind, h, prio, depth = ARGV[b], ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
   local due, token, data = tonumber(ARGV[b + 4]), ARGV[b + 5], ARGV[b + 6]
+  if kind ~= 'd' then hold = math.max(hold, tonumber(ARGV[b + 7])) end
   local status = 0
   local old = redis.call('HGET', u, h)
   if kind == 'd' then
@@ -141,6 +146,7 @@ for i = 0, n - 1 do
   out[#out + 1] = status
 end
 redis.call('HSET', m, 'queued', queued, 'completed', completed)
+if hold > 0 and hold > num(redis.call('HGET', m, 'blocked'), 0) then redis.call('HSET', m, 'blocked', hold) end
 local st = state(false)
 for _, s in ipairs(out) do st[#st + 1] = s end
 return st
