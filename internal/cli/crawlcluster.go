@@ -14,6 +14,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/cluster"
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/politeness/redisbackend"
 	"github.com/redis/go-redis/v9"
@@ -46,6 +47,16 @@ type unblockedFrontier struct{ *cluster.Frontier }
 // BlockQueueUntil does nothing.
 func (unblockedFrontier) BlockQueueUntil(context.Context, string, string, time.Time) error {
 	return nil
+}
+
+// Put drops the holds that acknowledgements carry (frontier.Item.Hold).
+func (f unblockedFrontier) Put(ctx context.Context, items []frontier.Item) ([]frontier.Status, error) {
+	unheld := make([]frontier.Item, len(items))
+	for i, it := range items {
+		it.Hold = time.Time{}
+		unheld[i] = it
+	}
+	return f.Frontier.Put(ctx, unheld)
 }
 
 // crawlNodeKnownCache is how many URLs a crawl node remembers as stored,
