@@ -251,10 +251,17 @@ func (f *Frontier) listCrawls(ctx context.Context) ([]string, error) {
 
 // WaitReady implements frontier.API: it sleeps until the earliest ready
 // time in the crawls' indexes, at most d and at most 200 ms (other
-// processes' Puts are not signalled, so it looks again soon).
+// processes' Puts are not signalled, so it looks again soon). With
+// Options.ReadyCache it takes the earliest time from the last Get's read
+// of its crawl's index while that is fresh, without reading the index
+// again.
 func (f *Frontier) WaitReady(ctx context.Context, d time.Duration) {
 	d = min(d, 200*time.Millisecond)
-	if next, ok := f.nextReady(ctx); ok {
+	next, found, fresh := f.cachedNextReady()
+	if !fresh {
+		next, found = f.nextReady(ctx)
+	}
+	if found {
 		if w := time.Until(next); w < d {
 			d = max(w, time.Millisecond)
 		}

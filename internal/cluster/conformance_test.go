@@ -87,3 +87,15 @@ func TestConformanceCluster(t *testing.T) {
 		}
 	})
 }
+
+// TestConformanceReadyCache: the cluster frontier with Get's ready cache
+// (Options.ReadyCache) on one redis-server: the suite's clock, which it
+// moves, is the cache's too.
+func TestConformanceReadyCache(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { c.Close() })
+	frontiertest.Run(t, func(t *testing.T, now func() time.Time) frontier.API {
+		return newClusterFrontier(t, c, cluster.Options{Now: now, KeepCompletedURLs: true, ReadyCache: 50 * time.Millisecond})
+	})
+}

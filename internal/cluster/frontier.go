@@ -80,6 +80,18 @@ type Options struct {
 	// does not add it again until the cache forgets it. About 40 bytes a
 	// URL; at most MaxKnownCache. 0 means none: every Put asks Redis.
 	KnownCache int
+	// ReadyCache, when > 0, is how long Get keeps the ready queues it
+	// read from a crawl's index and did not take, to lease from them
+	// before it reads the index again; the read claims them for as long,
+	// so that other processes with the option skip them (see Get).
+	// WaitReady then waits on that read too. A crawl node asks for one
+	// or two queues at a time: without it each Get reads every index
+	// shard. A queue that gets ready after a read waits for the next one
+	// (ReadyCache at most, unless this process's own write made it
+	// ready), and so does an unclaimed queue. Give every process of a
+	// crawl that Gets often the same. 0 means none: every Get reads the
+	// index, and claims nothing.
+	ReadyCache time.Duration
 	// Now is the clock for leases, due times and blocks. nil means Redis
 	// server time (the TIME command inside each script), so that the
 	// machines' clocks need not agree; tests inject a fake clock.
@@ -93,6 +105,9 @@ func (o Options) Validate() error {
 	}
 	if o.IndexShards < 0 || o.IndexShards > 16384 {
 		return fmt.Errorf("cluster: %d index shards (want 1..16384)", o.IndexShards)
+	}
+	if o.ReadyCache < 0 {
+		return fmt.Errorf("cluster: negative ready cache %v", o.ReadyCache)
 	}
 	if o.KnownCache < 0 || o.KnownCache > MaxKnownCache {
 		return fmt.Errorf("cluster: known-URL cache of %d (want 0..%d)", o.KnownCache, MaxKnownCache)
@@ -164,6 +179,12 @@ type Frontier struct {
 		// replicas caches the replicas connected to masters that
 		// answered a WAIT short, by address (Options.WaitReplicas).
 		replicas map[string]replicaCount
+		// ready is Get's cache of ready queues by crawl
+		// (Options.ReadyCache).
+		ready map[string]*readyCache
+		// unindexed holds the queues (crawl NUL key) whose last lease
+		// here changed nothing and sent no index update (see lease).
+		unindexed map[string]struct{}
 	}
 }
 
@@ -196,6 +217,8 @@ func New(ctx context.Context, c redis.UniversalClient, o Options) (*Frontier, er
 	f.mu.delays = map[string]cachedDelay{}
 	f.mu.registered = map[string]time.Time{}
 	f.mu.replicas = map[string]replicaCount{}
+	f.mu.ready = map[string]*readyCache{}
+	f.mu.unindexed = map[string]struct{}{}
 	var shards int
 	err := f.retry(ctx, "config", func(ctx context.Context) error {
 		k := o.Prefix + "{crawls}:config"
@@ -240,10 +263,11 @@ func (f *Frontier) shardOf(key string) int {
 	return int(h.Sum32() % uint32(f.shards))
 }
 
-// indexKeys are the keys of one shard of a crawl's index.
+// indexKeys are the keys of one shard of a crawl's index: r, q, s, p
+// (indexScript) and c (claimScript).
 func (f *Frontier) indexKeys(crawl string, shard int) []string {
 	base := f.o.Prefix + "{i\x1f" + tagEscape(crawl) + "\x1f" + strconv.Itoa(shard) + "}:"
-	return []string{base + "r", base + "q", base + "s", base + "p"}
+	return []string{base + "r", base + "q", base + "s", base + "p", base + "c"}
 }
 
 func (f *Frontier) crawlsKey() string { return f.o.Prefix + "{crawls}" }
@@ -301,13 +325,15 @@ func parseState(res []any) (queueState, error) {
 	return s, nil
 }
 
-// indexCall is the index update for a queue's new state.
+// indexCall is the index update for a queue's new state (and tells Get's
+// ready cache when the queue is ready).
 func (f *Frontier) indexCall(crawl, key string, s queueState) *call {
+	f.noteReady(crawl, key, s.ready, s.now)
 	r := 0
 	if s.retired {
 		r = 1
 	}
-	return &call{s: indexScript, keys: f.indexKeys(crawl, f.shardOf(key)),
+	return &call{s: indexScript, keys: f.indexKeys(crawl, f.shardOf(key))[:4],
 		args: []any{key, s.ver, s.ready, s.queued, s.inflight, s.completed, r, s.parked, "0"}}
 }
 

@@ -95,7 +95,7 @@ func (f *Frontier) DeleteQueue(ctx context.Context, crawlID, key string) (uint64
 		return 0, err
 	}
 	n, _ := asInt(firstOf(c.res))
-	drop := &call{s: indexDropScript, keys: f.indexKeys(crawl, f.shardOf(key)), args: []any{key}}
+	drop := &call{s: indexDropScript, keys: f.indexKeys(crawl, f.shardOf(key))[:4], args: []any{key}}
 	if err := f.run(ctx, "delete queue index", []*call{drop}); err != nil {
 		return 0, err
 	}
