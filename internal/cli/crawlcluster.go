@@ -63,6 +63,12 @@ func (f unblockedFrontier) Put(ctx context.Context, items []frontier.Item) ([]fr
 // so that links it finds again cost no Redis round trip (about 40 MB).
 const crawlNodeKnownCache = 1 << 20
 
+// crawlNodeReadyCache is how long a crawl node's Get keeps the ready
+// queues it read from the shared index to lease from them, before it
+// reads the index again (cluster.Options.ReadyCache): its dispatcher asks
+// for one or two queues at a time, as workers free up.
+const crawlNodeReadyCache = 50 * time.Millisecond
+
 // crawlNode is this process's membership in a shared crawl.
 type crawlNode struct {
 	rc  redis.UniversalClient
@@ -83,7 +89,7 @@ func joinCluster(ctx context.Context, addrs string, opts *crawl.Options, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("crawl: --redis-cluster: %w", err)
 	}
-	fr, err := cluster.New(ctx, rc, cluster.Options{KnownCache: crawlNodeKnownCache})
+	fr, err := cluster.New(ctx, rc, cluster.Options{KnownCache: crawlNodeKnownCache, ReadyCache: crawlNodeReadyCache})
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("crawl: --redis-cluster: %w", err)
