@@ -253,11 +253,17 @@ func (f *Frontier) listCrawls(ctx context.Context) ([]string, error) {
 // time in the crawls' indexes, at most d and at most 200 ms (other
 // processes' Puts are not signalled, so it looks again soon). With
 // Options.ReadyCache it takes the earliest time from the last Get's read
-// of its crawl's index while that is fresh, without reading the index
-// again.
+// of its crawl's index while that is fresh; when it is old it reads that
+// crawl's index as a Get would (claiming what is ready, for the Get that
+// follows), rather than reading every crawl's index for the time only.
 func (f *Frontier) WaitReady(ctx context.Context, d time.Duration) {
 	d = min(d, 200*time.Millisecond)
 	next, found, fresh := f.cachedNextReady()
+	if !fresh {
+		if crawl, ok := f.cachedCrawl(); ok && f.claimRead(ctx, crawl, 1, allShards(f.shards)) == nil {
+			next, found, fresh = f.cachedNextReady()
+		}
+	}
 	if !fresh {
 		next, found = f.nextReady(ctx)
 	}

@@ -250,11 +250,7 @@ func (f *Frontier) takeCached(crawl string, n int) (out []candidate, shards []in
 	c := f.mu.ready[crawl]
 	now := f.localNow()
 	if c == nil || now.Sub(c.at) >= f.o.ReadyCache {
-		shards = make([]int, f.shards)
-		for i := range shards {
-			shards[i] = i
-		}
-		return nil, shards
+		return nil, allShards(f.shards)
 	}
 	if k := min(n, len(c.list)); k > 0 {
 		out = slices.Clone(c.list[:k])
@@ -267,6 +263,28 @@ func (f *Frontier) takeCached(crawl string, n int) (out []candidate, shards []in
 		}
 	}
 	return nil, shards
+}
+
+func allShards(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// cachedCrawl returns the crawl of the most recent ready cache.
+func (f *Frontier) cachedCrawl() (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var last *readyCache
+	crawl := ""
+	for k, c := range f.mu.ready {
+		if last == nil || c.at.After(last.at) {
+			last, crawl = c, k
+		}
+	}
+	return crawl, last != nil
 }
 
 // claimRead reads and claims the ready queues of crawl's given index

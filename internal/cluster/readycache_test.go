@@ -156,15 +156,24 @@ func TestReadyCacheReads(t *testing.T) {
 	if n := peeks(); n != 32 {
 		t.Errorf("a Get after the cache's life read %d shards in all, want 32", n)
 	}
-	next := opsOf(a)["next ready"].Commands
 	start := time.Now()
 	a.WaitReady(context.Background(), 100*time.Millisecond)
-	if opsOf(a)["next ready"].Commands != next {
-		t.Error("WaitReady read the index after a Get's fresh read")
+	if n := opsOf(a)["next ready"].Commands + peeks(); n != 32 {
+		t.Errorf("WaitReady after a Get's fresh read read %d shards in all, want none more (32)", n)
 	}
-	// Kept queues are ready now: no wait beyond the random extra (5 ms).
+	// Kept queues are ready now: no wait.
 	if el := time.Since(start); el > 50*time.Millisecond {
 		t.Errorf("WaitReady waited %v with ready queues kept", el)
+	}
+	// With the cache old, WaitReady reads as a Get would, and the Get
+	// that follows leases from that read.
+	clk.Advance(50 * time.Millisecond)
+	a.WaitReady(context.Background(), 100*time.Millisecond)
+	if n, p := opsOf(a)["next ready"].Commands, peeks(); n != 0 || p != 48 {
+		t.Errorf("WaitReady with an old cache: %d next-ready reads, %d shard reads in all; want 0 and 48", n, p)
+	}
+	if got := getURLs(t, a, 1); len(got) != 1 || peeks() != 48 {
+		t.Errorf("Get after WaitReady's read: %q after %d shard reads, want a URL and no read", got, peeks())
 	}
 }
 
