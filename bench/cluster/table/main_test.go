@@ -199,7 +199,7 @@ func TestTables(t *testing.T) {
 			"| frontier, all | 3.60 / 2.30 | 1.00 / 0.10 |",
 			// 300 reads over 100 pages less the frontier's 230; 300 over
 			// 300 less 30.
-			"| rest of Redis (politeness gate, membership, seed hosts): round trips | 0.70 | 0.90 |",
+			"| rest of Redis (politeness gate, robots.txt, membership): round trips | 0.70 | 0.90 |",
 			"| pages/s at 3 nodes >= 2.5x 1 node | 25 / 10 = 2.50x | met |",
 			"| CPU per page, cluster-1 <= 1.5x embedded | 12.00 / 10.00 ms = 1.20x | met |",
 			"| CPU per page, cluster-3 <= 1.5x embedded | 15.00 / 10.00 ms = 1.50x | met |",

@@ -87,7 +87,8 @@ func loadWork(dir, name string) (map[string]work, error) {
 
 // writeWork prints the frontier's Redis work by operation, per page, one
 // column per cluster run that has it, and what the rest of the Redis
-// traffic was (the politeness gate, membership, seed hosts).
+// traffic was (the politeness gate and robots.txt cache, membership,
+// the crawl's shared host list).
 func writeWork(w io.Writer, runs []run) {
 	var cols []run
 	names := map[string]bool{}
@@ -131,7 +132,7 @@ func writeWork(w io.Writer, runs []run) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	all, rest := "| frontier, all |", "| rest of Redis (politeness gate, membership, seed hosts): round trips |"
+	all, rest := "| frontier, all |", "| rest of Redis (politeness gate, robots.txt, membership): round trips |"
 	for _, r := range cols {
 		var c, rt float64
 		for _, x := range r.work {
