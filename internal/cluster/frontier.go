@@ -86,11 +86,11 @@ type Options struct {
 	// so that other processes with the option skip them (see Get).
 	// WaitReady then waits on that read too. A crawl node asks for one
 	// or two queues at a time: without it each Get reads every index
-	// shard. A queue that gets ready after a read waits for the next one
-	// (ReadyCache at most, unless this process's own write made it
-	// ready), and so does an unclaimed queue. Give every process of a
-	// crawl that Gets often the same. 0 means none: every Get reads the
-	// index, and claims nothing.
+	// shard. A queue another process made ready after a read waits for
+	// the next full read (ReadyCache at most), and so may a queue behind
+	// the few a read takes from its shard, or claimed by another
+	// process. Give every process of a crawl that Gets often the same. 0
+	// means none: every Get reads the index, and claims nothing.
 	ReadyCache time.Duration
 	// Now is the clock for leases, due times and blocks. nil means Redis
 	// server time (the TIME command inside each script), so that the
