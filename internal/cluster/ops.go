@@ -13,8 +13,9 @@ import (
 
 // OpCount is the Redis work of one kind of operation since New.
 type OpCount struct {
-	// Op names the operation: "peek" (Get's read of the index shards),
-	// "lease", "put", "block", "release", "next ready" (WaitReady), and
+	// Op names the operation: "peek" (Get's read of the index shards,
+	// and WaitReady's with Options.ReadyCache), "lease", "put", "block",
+	// "release", "next ready" (WaitReady's read of the ready times), and
 	// each followed by " index" for the index updates it made; "delay",
 	// "register", "active", "stats", "list crawls" for plain commands;
 	// others for the administration calls.
