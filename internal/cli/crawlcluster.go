@@ -14,6 +14,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/cluster"
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/politeness/redisbackend"
 	"github.com/redis/go-redis/v9"
@@ -48,9 +49,25 @@ func (unblockedFrontier) BlockQueueUntil(context.Context, string, string, time.T
 	return nil
 }
 
+// Put drops the holds that acknowledgements carry (frontier.Item.Hold).
+func (f unblockedFrontier) Put(ctx context.Context, items []frontier.Item) ([]frontier.Status, error) {
+	unheld := make([]frontier.Item, len(items))
+	for i, it := range items {
+		it.Hold = time.Time{}
+		unheld[i] = it
+	}
+	return f.Frontier.Put(ctx, unheld)
+}
+
 // crawlNodeKnownCache is how many URLs a crawl node remembers as stored,
 // so that links it finds again cost no Redis round trip (about 40 MB).
 const crawlNodeKnownCache = 1 << 20
+
+// crawlNodeReadyCache is how long a crawl node's Get keeps the ready
+// queues it read from the shared index to lease from them, before it
+// reads the index again (cluster.Options.ReadyCache): its dispatcher asks
+// for one or two queues at a time, as workers free up.
+const crawlNodeReadyCache = 50 * time.Millisecond
 
 // crawlNode is this process's membership in a shared crawl.
 type crawlNode struct {
@@ -58,6 +75,7 @@ type crawlNode struct {
 	fr  *cluster.Frontier
 	mem *cluster.Membership
 	id  string
+	log *slog.Logger
 
 	stop func()
 }
@@ -71,7 +89,7 @@ func joinCluster(ctx context.Context, addrs string, opts *crawl.Options, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("crawl: --redis-cluster: %w", err)
 	}
-	fr, err := cluster.New(ctx, rc, cluster.Options{KnownCache: crawlNodeKnownCache})
+	fr, err := cluster.New(ctx, rc, cluster.Options{KnownCache: crawlNodeKnownCache, ReadyCache: crawlNodeReadyCache})
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("crawl: --redis-cluster: %w", err)
@@ -89,7 +107,7 @@ func joinCluster(ctx context.Context, addrs string, opts *crawl.Options, log *sl
 		opts.Politeness = &backend
 	}
 	opts.DrainGrace = clusterDrainGrace
-	n := &crawlNode{rc: rc, fr: fr, mem: mem, id: cluster.NewNodeID(), stop: func() {}}
+	n := &crawlNode{rc: rc, fr: fr, mem: mem, id: cluster.NewNodeID(), log: log, stop: func() {}}
 	log.Info("joined the shared crawl", "redis", addrs, "node", n.id)
 	return n, nil
 }
@@ -210,9 +228,26 @@ func (n *crawlNode) console(o *crawl.ConsoleOptions, crawlID string) {
 	o.Frontier = &clusterHosts{f: n.fr, crawl: frontierID(crawlID)}
 }
 
-// close ends the heartbeats (the node leaves the membership) and closes
-// the Redis client.
+// close ends the heartbeats (the node leaves the membership), logs the
+// shared frontier's Redis work by operation and closes the Redis client.
 func (n *crawlNode) close() {
 	n.stop()
+	n.log.Info(frontierWorkMsg, append(frontierWork(n.fr.Ops()), "empty_leases", n.fr.Counters().EmptyLeases)...)
 	n.rc.Close()
+}
+
+// frontierWorkMsg is the message of the line that gives the shared
+// frontier's Redis work by operation (bench/cluster reads it).
+const frontierWorkMsg = "shared frontier Redis work (commands/round trips)"
+
+// frontierWork is one log attribute per operation, its commands and round
+// trips (cluster.OpCount) as "C/R", the name's spaces as '_'. (The line
+// also gives the empty leases, cluster.Counters.EmptyLeases, as a plain
+// number.)
+func frontierWork(ops []cluster.OpCount) []any {
+	out := make([]any, 0, len(ops))
+	for _, o := range ops {
+		out = append(out, slog.String(strings.ReplaceAll(o.Op, " ", "_"), fmt.Sprintf("%d/%d", o.Commands, o.RoundTrips)))
+	}
+	return out
 }

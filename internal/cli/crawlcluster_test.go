@@ -91,6 +91,13 @@ func TestCrawlRedisCluster(t *testing.T) {
 		p.wait(t, 3*time.Minute)
 	}
 	checkShared(t, web, mem, procs, 0)
+	// Each node logs its frontier's Redis work by operation at exit.
+	work := regexp.MustCompile(regexp.QuoteMeta(frontierWorkMsg) + `.* lease=\d+/\d+ .*peek=\d+/\d+`)
+	for _, p := range procs {
+		if !work.MatchString(p.errb.String()) {
+			t.Errorf("%s: no frontier work line in its log:\n%s", p.data, p.errb.String())
+		}
+	}
 	// The union of the crawl.logs has each URL once.
 	seen := map[string]string{}
 	for _, p := range procs {

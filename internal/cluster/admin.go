@@ -36,7 +36,7 @@ func (f *Frontier) admin(ctx context.Context, what, crawlID, key, field, value s
 	if err != nil {
 		return queueState{}, false, err
 	}
-	return st, true, f.run(ctx, "index", []*call{f.indexCall(crawl, key, st)})
+	return st, true, f.run(ctx, what+" index", []*call{f.indexCall(crawl, key, st)})
 }
 
 func pendArg(pend bool) string {
@@ -54,7 +54,7 @@ func (f *Frontier) BlockQueueUntil(ctx context.Context, crawlID, key string, t t
 	if !t.IsZero() {
 		v = strconv.FormatInt(msCeil(t), 10)
 	}
-	_, _, err := f.admin(ctx, "block queue", crawlID, key, "blocked", v, true)
+	_, _, err := f.admin(ctx, "block", crawlID, key, "blocked", v, true)
 	return err
 }
 
@@ -141,6 +141,7 @@ func (f *Frontier) StatsContext(ctx context.Context, crawlID, key string) (front
 	}
 	cmds := make([]*redis.MapStringStringCmd, f.shards)
 	err := f.retry(ctx, "stats", func(ctx context.Context) error {
+		f.ops.add("stats", len(cmds), masters(ctx, f.c, len(cmds), func(i int) string { return f.indexKeys(s.CrawlID, i)[2] }))
 		pipe := f.c.Pipeline()
 		for i := range cmds {
 			cmds[i] = pipe.HGetAll(ctx, f.indexKeys(s.CrawlID, i)[2])
@@ -240,6 +241,7 @@ func (f *Frontier) listCrawls(ctx context.Context) ([]string, error) {
 	var out []string
 	err := f.retry(ctx, "list crawls", func(ctx context.Context) error {
 		var err error
+		f.ops.add("list crawls", 1, 1)
 		out, err = f.c.SMembers(ctx, f.crawlsKey()).Result()
 		return err
 	})
@@ -249,10 +251,23 @@ func (f *Frontier) listCrawls(ctx context.Context) ([]string, error) {
 
 // WaitReady implements frontier.API: it sleeps until the earliest ready
 // time in the crawls' indexes, at most d and at most 200 ms (other
-// processes' Puts are not signalled, so it looks again soon).
+// processes' Puts are not signalled, so it looks again soon). With
+// Options.ReadyCache it takes the earliest time from the last Get's read
+// of its crawl's index while that is fresh; when it is old it reads that
+// crawl's index as a Get would (claiming what is ready, for the Get that
+// follows), rather than reading every crawl's index for the time only.
 func (f *Frontier) WaitReady(ctx context.Context, d time.Duration) {
 	d = min(d, 200*time.Millisecond)
-	if next, ok := f.nextReady(ctx); ok {
+	next, found, fresh := f.cachedNextReady()
+	if !fresh {
+		if crawl, ok := f.cachedCrawl(); ok && f.claimRead(ctx, crawl, 1, allShards(f.shards)) == nil {
+			next, found, fresh = f.cachedNextReady()
+		}
+	}
+	if !fresh {
+		next, found = f.nextReady(ctx)
+	}
+	if found {
 		if w := time.Until(next); w < d {
 			d = max(w, time.Millisecond)
 		}

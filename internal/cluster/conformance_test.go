@@ -69,4 +69,33 @@ func TestConformanceCluster(t *testing.T) {
 	frontiertest.Run(t, func(t *testing.T, now func() time.Time) frontier.API {
 		return newClusterFrontier(t, c, cluster.Options{Now: now, IndexShards: 8, KeepCompletedURLs: true})
 	})
+	// A pipeline counts one round trip per master it reaches: the peek
+	// of 8 index shards reaches the 3 masters at most.
+	t.Run("OpsRoundTrips", func(t *testing.T) {
+		f := newClusterFrontier(t, c, cluster.Options{IndexShards: 8})
+		ctx := context.Background()
+		if _, err := f.Get(ctx, frontier.GetParams{MaxQueues: 1, MaxURLsPerQueue: 1}); err != nil {
+			t.Fatal(err)
+		}
+		before := opsOf(f)["peek"]
+		if _, err := f.Get(ctx, frontier.GetParams{MaxQueues: 1, MaxURLsPerQueue: 1}); err != nil {
+			t.Fatal(err)
+		}
+		after := opsOf(f)["peek"]
+		if n, rt := after.Commands-before.Commands, after.RoundTrips-before.RoundTrips; n != 8 || rt < 1 || rt > 3 {
+			t.Errorf("peek of an empty crawl: %d commands, %d round trips; want 8 and 1-3", n, rt)
+		}
+	})
+}
+
+// TestConformanceReadyCache: the cluster frontier with Get's ready cache
+// (Options.ReadyCache) on one redis-server: the suite's clock, which it
+// moves, is the cache's too.
+func TestConformanceReadyCache(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { c.Close() })
+	frontiertest.Run(t, func(t *testing.T, now func() time.Time) frontier.API {
+		return newClusterFrontier(t, c, cluster.Options{Now: now, KeepCompletedURLs: true, ReadyCache: 50 * time.Millisecond})
+	})
 }

@@ -80,6 +80,18 @@ type Options struct {
 	// does not add it again until the cache forgets it. About 40 bytes a
 	// URL; at most MaxKnownCache. 0 means none: every Put asks Redis.
 	KnownCache int
+	// ReadyCache, when > 0, is how long Get keeps the ready queues it
+	// read from a crawl's index and did not take, to lease from them
+	// before it reads the index again; the read claims them for as long,
+	// so that other processes with the option skip them (see Get).
+	// WaitReady then waits on that read too. A crawl node asks for one
+	// or two queues at a time: without it each Get reads every index
+	// shard. A queue another process made ready after a read waits for
+	// the next full read (ReadyCache at most), and so may a queue behind
+	// the few a read takes from its shard, or claimed by another
+	// process. Give every process of a crawl that Gets often the same. 0
+	// means none: every Get reads the index, and claims nothing.
+	ReadyCache time.Duration
 	// Now is the clock for leases, due times and blocks. nil means Redis
 	// server time (the TIME command inside each script), so that the
 	// machines' clocks need not agree; tests inject a fake clock.
@@ -93,6 +105,9 @@ func (o Options) Validate() error {
 	}
 	if o.IndexShards < 0 || o.IndexShards > 16384 {
 		return fmt.Errorf("cluster: %d index shards (want 1..16384)", o.IndexShards)
+	}
+	if o.ReadyCache < 0 {
+		return fmt.Errorf("cluster: negative ready cache %v", o.ReadyCache)
 	}
 	if o.KnownCache < 0 || o.KnownCache > MaxKnownCache {
 		return fmt.Errorf("cluster: known-URL cache of %d (want 0..%d)", o.KnownCache, MaxKnownCache)
@@ -137,10 +152,12 @@ type Frontier struct {
 
 	known *knownCache // nil without Options.KnownCache
 
-	retries   atomic.Uint64
-	staleAcks atomic.Uint64
-	waitShort atomic.Uint64
-	lastErr   atomic.Pointer[string]
+	ops         ops
+	retries     atomic.Uint64
+	staleAcks   atomic.Uint64
+	emptyLeases atomic.Uint64
+	waitShort   atomic.Uint64
+	lastErr     atomic.Pointer[string]
 
 	// repairRead, when set (tests only), runs in Repair's forced pass
 	// between reading the queues' state and writing the index.
@@ -162,6 +179,12 @@ type Frontier struct {
 		// replicas caches the replicas connected to masters that
 		// answered a WAIT short, by address (Options.WaitReplicas).
 		replicas map[string]replicaCount
+		// ready is Get's cache of ready queues by crawl
+		// (Options.ReadyCache).
+		ready map[string]*readyCache
+		// unindexed holds the queues (crawl NUL key) whose last lease
+		// here changed nothing and sent no index update (see lease).
+		unindexed map[string]struct{}
 	}
 }
 
@@ -194,6 +217,8 @@ func New(ctx context.Context, c redis.UniversalClient, o Options) (*Frontier, er
 	f.mu.delays = map[string]cachedDelay{}
 	f.mu.registered = map[string]time.Time{}
 	f.mu.replicas = map[string]replicaCount{}
+	f.mu.ready = map[string]*readyCache{}
+	f.mu.unindexed = map[string]struct{}{}
 	var shards int
 	err := f.retry(ctx, "config", func(ctx context.Context) error {
 		k := o.Prefix + "{crawls}:config"
@@ -238,10 +263,11 @@ func (f *Frontier) shardOf(key string) int {
 	return int(h.Sum32() % uint32(f.shards))
 }
 
-// indexKeys are the keys of one shard of a crawl's index.
+// indexKeys are the keys of one shard of a crawl's index: r, q, s, p
+// (indexScript) and c (claimScript).
 func (f *Frontier) indexKeys(crawl string, shard int) []string {
 	base := f.o.Prefix + "{i\x1f" + tagEscape(crawl) + "\x1f" + strconv.Itoa(shard) + "}:"
-	return []string{base + "r", base + "q", base + "s", base + "p"}
+	return []string{base + "r", base + "q", base + "s", base + "p", base + "c"}
 }
 
 func (f *Frontier) crawlsKey() string { return f.o.Prefix + "{crawls}" }
@@ -299,13 +325,15 @@ func parseState(res []any) (queueState, error) {
 	return s, nil
 }
 
-// indexCall is the index update for a queue's new state.
+// indexCall is the index update for a queue's new state (and tells Get's
+// ready cache when the queue is ready).
 func (f *Frontier) indexCall(crawl, key string, s queueState) *call {
+	f.noteReady(crawl, key, s.ready, s.now)
 	r := 0
 	if s.retired {
 		r = 1
 	}
-	return &call{s: indexScript, keys: f.indexKeys(crawl, f.shardOf(key)),
+	return &call{s: indexScript, keys: f.indexKeys(crawl, f.shardOf(key))[:4],
 		args: []any{key, s.ver, s.ready, s.queued, s.inflight, s.completed, r, s.parked, "0"}}
 }
 
@@ -319,6 +347,7 @@ func (f *Frontier) defaultDelay(ctx context.Context, crawl string) (int64, error
 	}
 	var ms int64
 	err := f.retry(ctx, "default delay", func(ctx context.Context) error {
+		f.ops.add("delay", 1, 1)
 		v, err := f.c.HGet(ctx, f.delaysKey(), crawl).Int64()
 		if errors.Is(err, redis.Nil) {
 			ms = max(f.o.DefaultDelay, 0).Milliseconds()
@@ -347,6 +376,7 @@ func (f *Frontier) register(ctx context.Context, crawl string) error {
 		return nil
 	}
 	err := f.retry(ctx, "register crawl", func(ctx context.Context) error {
+		f.ops.add("register", 1, 1)
 		return f.c.SAdd(ctx, f.crawlsKey(), crawl).Err()
 	})
 	if err != nil {
@@ -427,13 +457,16 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 		if err != nil {
 			return nil, nil, err
 		}
-		args := make([]any, 0, 5+7*len(g.idx))
+		args := make([]any, 0, 5+8*len(g.idx))
 		args = append(args, f.nowArg(), dd, g.crawl, g.key, len(g.idx))
 		f.mu.Lock()
 		for j, i := range g.idx {
 			it := &items[i]
-			kind, due, token := "d", int64(0), ""
+			kind, due, token, hold := "d", int64(0), "", int64(0)
 			if it.Known {
+				if !it.Hold.IsZero() {
+					hold = max(msCeil(it.Hold), 0)
+				}
 				kind, due = "k", -1
 				if f.o.KeepCompletedURLs {
 					kind = "K"
@@ -446,7 +479,7 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 				}
 			}
 			depth := min(max(it.Info.Depth, 0), 65535)
-			args = append(args, kind, g.hashes[j], int(it.Info.Priority), depth, due, token, encodeData(it.Info.URL, it.Info.Metadata))
+			args = append(args, kind, g.hashes[j], int(it.Info.Priority), depth, due, token, encodeData(it.Info.URL, it.Info.Metadata), hold)
 		}
 		f.mu.Unlock()
 		calls[gi] = &call{s: putScript, keys: f.queueKeys(g.crawl, g.key), args: args}
@@ -493,7 +526,7 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 		f.mu.Unlock()
 		index = append(index, f.indexCall(g.crawl, g.key, st))
 	}
-	if err := f.run(ctx, "index", index); err != nil {
+	if err := f.run(ctx, "put index", index); err != nil {
 		return nil, nil, err
 	}
 	return statuses, stale, nil
@@ -529,11 +562,15 @@ type Counters struct {
 	// WaitShort counts writes taken with fewer replicas than
 	// WaitReplicas, because their master had fewer connected.
 	WaitShort uint64
+	// EmptyLeases counts lease scripts that leased nothing: the queue a
+	// Get chose was taken by another caller, blocked or at its in-flight
+	// bound by then.
+	EmptyLeases uint64
 }
 
 // Counters returns the client's counters.
 func (f *Frontier) Counters() Counters {
-	return Counters{Retries: f.retries.Load(), StaleAcks: f.staleAcks.Load(), WaitShort: f.waitShort.Load()}
+	return Counters{Retries: f.retries.Load(), StaleAcks: f.staleAcks.Load(), WaitShort: f.waitShort.Load(), EmptyLeases: f.emptyLeases.Load()}
 }
 
 // LastError returns the last Redis error seen (retried or not), or "".

@@ -376,5 +376,5 @@ func (f *Frontier) purgeBatch(ctx context.Context, p *frontier.ListParams, crawl
 		delete(f.mu.leases, leaseKey(crawl, key, h))
 		f.mu.Unlock()
 	}
-	return uint64(max(n, 0)), f.run(ctx, "index", []*call{f.indexCall(crawl, key, st)})
+	return uint64(max(n, 0)), f.run(ctx, "purge index", []*call{f.indexCall(crawl, key, st)})
 }

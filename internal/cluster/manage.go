@@ -95,7 +95,7 @@ func (f *Frontier) DeleteQueue(ctx context.Context, crawlID, key string) (uint64
 		return 0, err
 	}
 	n, _ := asInt(firstOf(c.res))
-	drop := &call{s: indexDropScript, keys: f.indexKeys(crawl, f.shardOf(key)), args: []any{key}}
+	drop := &call{s: indexDropScript, keys: f.indexKeys(crawl, f.shardOf(key))[:4], args: []any{key}}
 	if err := f.run(ctx, "delete queue index", []*call{drop}); err != nil {
 		return 0, err
 	}
@@ -151,7 +151,7 @@ func (f *Frontier) DeleteCrawl(ctx context.Context, crawlID string) (uint64, err
 			ks := []string{base + "m", base + "z", base + "u", base + "l", base + "t", base + "d"}
 			calls = append(calls, &call{s: deleteQueueScript, keys: ks, args: []any{f.nowArg(), 0, "1"}})
 		}
-		if err := f.runOnce(ctx, f.c, calls); err != nil {
+		if err := f.runOnce(ctx, "delete crawl", f.c, calls); err != nil {
 			return err
 		}
 		var n uint64
@@ -421,6 +421,7 @@ func (f *Frontier) active(ctx context.Context) bool {
 	}
 	var on bool
 	err := f.retry(ctx, "active", func(ctx context.Context) error {
+		f.ops.add("active", 1, 1)
 		v, err := f.c.HGet(ctx, f.configKey(), "paused").Result()
 		if errors.Is(err, redis.Nil) {
 			on = false

@@ -88,11 +88,12 @@ func (f *Frontier) run(ctx context.Context, what string, calls []*call) error {
 		return nil
 	}
 	return f.retry(ctx, what, func(ctx context.Context) error {
-		return f.runOnce(ctx, f.c, calls)
+		return f.runOnce(ctx, what, f.c, calls)
 	})
 }
 
-func (f *Frontier) runOnce(ctx context.Context, c redis.Cmdable, calls []*call) error {
+func (f *Frontier) runOnce(ctx context.Context, what string, c redis.Cmdable, calls []*call) error {
+	f.countCalls(ctx, what, c, calls)
 	pipe := c.Pipeline()
 	cmds := make([]*redis.Cmd, len(calls))
 	for i, cl := range calls {
@@ -113,6 +114,7 @@ func (f *Frontier) runOnce(ctx context.Context, c redis.Cmdable, calls []*call) 
 	if len(missing) == 0 {
 		return nil
 	}
+	f.ops.add(what, len(missing), 1)
 	pipe = c.Pipeline()
 	cmds = cmds[:0]
 	for _, i := range missing {
@@ -160,7 +162,7 @@ func (f *Frontier) runWait(ctx context.Context, what string, calls []*call) erro
 			if want == 0 {
 				// A master known to have no replica: WAIT would only
 				// time out.
-				if err := f.runOnce(ctx, node, []*call{cl}); err != nil {
+				if err := f.runOnce(ctx, what, node, []*call{cl}); err != nil {
 					return err
 				}
 				f.waitShort.Add(1)
@@ -168,6 +170,7 @@ func (f *Frontier) runWait(ctx context.Context, what string, calls []*call) erro
 			}
 			// One pipeline is one connection: WAIT counts the replicas
 			// that have this connection's writes.
+			f.ops.add(what, 2, 1)
 			pipe := node.Pipeline()
 			ev := cl.s.EvalSha(ctx, pipe, cl.keys, cl.args...)
 			w := pipe.Do(ctx, "WAIT", want, f.o.WaitTimeout.Milliseconds())

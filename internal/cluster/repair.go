@@ -77,7 +77,7 @@ func (f *Frontier) repairMetas(ctx context.Context, metas []string, force bool) 
 		qs = append(qs, q{crawl, key})
 		calls = append(calls, &call{s: adminScript, keys: f.queueKeys(crawl, key), args: []any{f.nowArg(), dd, "", "", "0"}})
 	}
-	if err := f.runOnce(ctx, f.c, calls); err != nil {
+	if err := f.runOnce(ctx, "repair", f.c, calls); err != nil {
 		return 0, err
 	}
 	var index []*call
@@ -98,7 +98,7 @@ func (f *Frontier) repairMetas(ctx context.Context, metas []string, force bool) 
 	if force && f.repairRead != nil {
 		f.repairRead()
 	}
-	if err := f.runOnce(ctx, f.c, index); err != nil {
+	if err := f.runOnce(ctx, "repair index", f.c, index); err != nil {
 		return 0, err
 	}
 	return len(index), nil

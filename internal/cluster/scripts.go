@@ -31,6 +31,7 @@ if now < 0 then
 end
 local defDelay = tonumber(ARGV[2])
 local function num(v, d) if v and v ~= '' then return tonumber(v) end return d end
+-- reclaim returns how many leases it ended.
 local function reclaim()
   local ex = redis.call('ZRANGEBYSCORE', l, '-inf', now, 'LIMIT', 0, 10000)
   for _, h in ipairs(ex) do
@@ -41,21 +42,27 @@ local function reclaim()
       redis.call('ZADD', z, struct.unpack('>d', r, 10), string.sub(r, 2, 9) .. h)
     end
   end
+  return #ex
 end
 -- state bumps the queue's version and returns what the index needs:
 -- version, ready time (-1: not servable), queued, in flight, completed,
 -- retired (0/1). parked (the caller's in-flight bound was reached) makes
 -- the queue ready only when its first lease expires (or an ack, which
--- calls state again).
+-- calls state again). A queue with as many URLs in flight as the bound
+-- of its last lease with one (the 'bound' field) is parked too, whatever
+-- script runs: so a put to a queue whose URL is out does not make it
+-- look ready to the callers that would find it full.
 local function state(parked)
   local ver = redis.call('HINCRBY', m, 'ver', 1)
-  local f = redis.call('HMGET', m, 'queued', 'completed', 'limit', 'delay', 'blocked', 'last', 'retired')
+  local f = redis.call('HMGET', m, 'queued', 'completed', 'limit', 'delay', 'blocked', 'last', 'retired', 'bound')
   local queued, completed, limit = num(f[1], 0), num(f[2], 0), num(f[3], 0)
   local delay = num(f[4], -1)
   if delay < 0 then delay = defDelay end
   local blocked, last = num(f[5], 0), num(f[6], 0)
   local retired = f[7] and f[7] ~= ''
+  local bound = num(f[8], 0)
   local inflight = redis.call('ZCARD', l)
+  if bound > 0 and inflight >= bound then parked = true end
   local ready = -1
   if not retired and not (limit > 0 and completed >= limit) then
     local tm = nil
@@ -80,12 +87,15 @@ local function state(parked)
 end
 `
 
-// putScript: ARGV[3] crawl, ARGV[4] key, ARGV[5] item count, then 7 per
+// putScript: ARGV[3] crawl, ARGV[4] key, ARGV[5] item count, then 8 per
 // item: kind ('d' discovered, 'k' known, 'K' known keeping the data of a
 // completed URL: Options.KeepCompletedURLs), hash, priority, depth, due (ms;
-// known only; -1 completed), fencing token (” none), data. Returns the
-// state, then one status per item: 0 OK, 1 skipped (known), 2 stale (a
-// known item whose token is not the URL's live lease).
+// known only; -1 completed), fencing token (” none), data, hold (ms; known
+// only; 0 none: the queue's block is raised to it, frontier.Item.Hold).
+// Returns the state, then one status per item: 0 OK, 1 skipped (known), 2
+// stale (a known item whose token is not the URL's live lease). A hold
+// applies even to a stale acknowledgement: it says when the host may be
+// asked again, whoever holds the URL now.
 var putScript = redis.NewScript(luaQueue + `
 redis.call('HSETNX', m, 'crawl', ARGV[3])
 redis.call('HSETNX', m, 'key', ARGV[4])
@@ -96,10 +106,12 @@ local queued, completed = num(f[1], 0), num(f[2], 0)
 local created = math.floor(now / 1000)
 local out = {}
 local n = tonumber(ARGV[5])
+local hold = 0
 for i = 0, n - 1 do
-  local b = 6 + i * 7
+  local b = 6 + i * 8
   local kind, h, prio, depth = ARGV[b], ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
   local due, token, data = tonumber(ARGV[b + 4]), ARGV[b + 5], ARGV[b + 6]
+  if kind ~= 'd' then hold = math.max(hold, tonumber(ARGV[b + 7])) end
   local status = 0
   local old = redis.call('HGET', u, h)
   if kind == 'd' then
@@ -141,6 +153,7 @@ for i = 0, n - 1 do
   out[#out + 1] = status
 end
 redis.call('HSET', m, 'queued', queued, 'completed', completed)
+if hold > 0 and hold > num(redis.call('HGET', m, 'blocked'), 0) then redis.call('HSET', m, 'blocked', hold) end
 local st = state(false)
 for _, s in ipairs(out) do st[#st + 1] = s end
 return st
@@ -148,16 +161,24 @@ return st
 
 // leaseScript: ARGV[3] most URLs to lease, ARGV[4] the caller's bound on
 // the queue's URLs in flight (0 none), ARGV[5] lease in ms, ARGV[6] a
-// random nonce of the caller. Returns the state, then per URL leased:
+// random nonce of the caller, ARGV[7] '1' to return the state even when
+// the script changed nothing. Returns the state, then per URL leased:
 // token, z member, data. A token is the queue's fencing counter and the
 // nonce: after a failover that lost the last increments of the counter, a
 // reissued number still makes a different token. {-1} for an unknown
-// queue (a Get naming a key that was never put).
+// queue (a Get naming a key that was never put); {-2} when it leased
+// nothing and changed nothing (no version either): the index already
+// holds what the queue's last change told it, or will when that change's
+// update lands, so the caller sends no index update.
 var leaseScript = redis.NewScript(luaQueue + `
 if redis.call('HEXISTS', m, 'key') == 0 then return {-1} end
-reclaim()
+local changed = reclaim() > 0
 local n, maxInflight, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local f = redis.call('HMGET', m, 'completed', 'limit', 'delay', 'blocked', 'last', 'retired')
+local f = redis.call('HMGET', m, 'completed', 'limit', 'delay', 'blocked', 'last', 'retired', 'bound')
+if maxInflight > 0 and num(f[7], 0) ~= maxInflight then
+  redis.call('HSET', m, 'bound', maxInflight)
+  changed = true
+end
 local completed, limit = num(f[1], 0), num(f[2], 0)
 local delay = num(f[3], -1)
 if delay < 0 then delay = defDelay end
@@ -189,6 +210,7 @@ if not (f[6] and f[6] ~= '') and not (limit > 0 and completed >= limit) and bloc
   end
   if maxInflight > 0 and redis.call('ZCARD', l) >= maxInflight then parked = true end
 end
+if #out == 0 and not changed and ARGV[7] ~= '1' then return {-2} end
 local st = state(parked)
 for _, v in ipairs(out) do st[#st + 1] = v end
 return st
@@ -261,7 +283,8 @@ const pendingTTL = "86400"
 // shard's tag): KEYS r (queue key → ready time), q (queue key → "version
 // queued inflight completed retired"), s (totals), p (parked queues:
 // queue key → URLs in flight when Get left it at the caller's in-flight
-// bound). ARGV queue key, version, ready, queued, inflight, completed,
+// bound), and c (claims, claimScript) when the update follows the lease
+// of a claimed queue: the claim has served and is dropped. ARGV queue key, version, ready, queued, inflight, completed,
 // retired, parked (URLs in flight, 0: not parked), force ('1': apply
 // whatever the version). An update older than the one stored is dropped,
 // so updates may arrive in any order. Repair forces: after a failover
@@ -270,6 +293,7 @@ const pendingTTL = "86400"
 var indexScript = redis.NewScript(`
 local r, q, s, pz = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local key = ARGV[1]
+if KEYS[5] then redis.call('ZREM', KEYS[5], key) end
 local ver, ready = tonumber(ARGV[2]), tonumber(ARGV[3])
 local nq, ni, nc, nr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local old = redis.call('HGET', q, key)
@@ -326,6 +350,62 @@ end
 local out = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #first > 0 then out[#out + 1] = first[2] else out[#out + 1] = '-1' end
+out[#out + 1] = tostring(now)
+return out
+`)
+
+// claimScript reads the ready queues of one index shard for a Get that
+// keeps what it reads (Options.ReadyCache), and claims them: KEYS r and c
+// of the shard; ARGV[1] now (ms, -1 server time), ARGV[2] most queues,
+// ARGV[3] how long the claims last (ms). A claimed queue (c: queue key →
+// end of the claim) is skipped by the other claiming Gets until the
+// claim ends, so that processes do not lease the same queues from their
+// caches (one would lease nothing); its ready time in r, and so its
+// place in line, is unchanged. Returns queue keys and ready times of the
+// queues claimed, earliest first, then when the shard may next have a
+// queue for the caller (now when ready queues were left unread; else the
+// earliest of its next ready time and the end of a claim that hid a
+// ready queue; -1: none), then now.
+var claimScript = redis.NewScript(`
+local r, c = KEYS[1], KEYS[2]
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local tt = redis.call('TIME')
+  now = tonumber(tt[1]) * 1000 + math.floor(tonumber(tt[2]) / 1000)
+end
+local k, hold = tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', c, '-inf', now)
+local claims = redis.call('ZRANGE', c, 0, -1)
+local held = {}
+for _, q in ipairs(claims) do held[q] = true end
+local ready = redis.call('ZRANGEBYSCORE', r, '-inf', now, 'WITHSCORES', 'LIMIT', 0, k + #claims + 1)
+local out, add = {}, {}
+local n, hidden, left = 0, false, false
+for i = 1, #ready, 2 do
+  if n >= k then left = true break end
+  if held[ready[i]] then
+    hidden = true
+  else
+    add[#add + 1] = now + hold
+    add[#add + 1] = ready[i]
+    out[#out + 1] = ready[i]
+    out[#out + 1] = ready[i + 1]
+    n = n + 1
+  end
+end
+if #add > 0 then redis.call('ZADD', c, unpack(add)) end
+local nxt = -1
+if left then
+  nxt = now
+else
+  local a = redis.call('ZRANGEBYSCORE', r, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #a > 0 then nxt = tonumber(a[2]) end
+  if hidden then
+    local e = redis.call('ZRANGE', c, 0, 0, 'WITHSCORES')
+    if #e > 0 and (nxt < 0 or tonumber(e[2]) < nxt) then nxt = tonumber(e[2]) end
+  end
+end
+out[#out + 1] = tostring(nxt)
 out[#out + 1] = tostring(now)
 return out
 `)

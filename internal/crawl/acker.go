@@ -79,7 +79,7 @@ func (c *Crawler) runAcker(ctx context.Context, acks <-chan *ack) {
 				break drain
 			}
 		}
-		if b, ok := c.persistGroup(group); ok {
+		if b, ok := c.persistGroup(ctx, group); ok {
 			durable <- b
 		}
 	}
@@ -96,8 +96,8 @@ type ackBatch struct {
 
 // persistGroup is the acker's first stage: records and lines to disk. It
 // returns the URLs to acknowledge (those whose WARC writer flushed) with
-// their items, ok false when none is left.
-func (c *Crawler) persistGroup(group []*ack) (ackBatch, bool) {
+// their items, ok false when none is left; the others are given back.
+func (c *Crawler) persistGroup(ctx context.Context, group []*ack) (ackBatch, bool) {
 	// The group's crawl.log lines and WARC records go to disk first, all
 	// fsyncs at once (each file its own goroutine: one after the other they
 	// were most of the acker's time, and a host's next URL waits for its
@@ -139,8 +139,7 @@ func (c *Crawler) persistGroup(group []*ack) (ackBatch, bool) {
 	kept := make([]*ack, 0, len(group))
 	for _, a := range group {
 		if a.warc >= 0 && failed[a.warc] {
-			c.fr.Release(a.lease.URLInfo)
-			c.ackDone()
+			c.giveBackUnwritten(ctx, a)
 			continue
 		}
 		kept = append(kept, a)
@@ -148,6 +147,18 @@ func (c *Crawler) persistGroup(group []*ack) (ackBatch, bool) {
 		items = append(items, a.final)
 	}
 	return ackBatch{kept: kept, items: items}, len(kept) > 0
+}
+
+// giveBackUnwritten gives a URL whose records were lost back to the
+// frontier, its queue held first until the hold its acknowledgement
+// carried (frontier.Item.Hold): given back, the URL no longer keeps the
+// queue from being served.
+func (c *Crawler) giveBackUnwritten(ctx context.Context, a *ack) {
+	if h := a.final.Hold; !h.IsZero() {
+		c.block(ctx, a.lease.Key, h)
+	}
+	c.fr.Release(a.lease.URLInfo)
+	c.ackDone()
 }
 
 // commitGroup is the acker's second stage: the frontier commit of a

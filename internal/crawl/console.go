@@ -205,15 +205,32 @@ func (c *Crawler) seedItems(seeds []string) ([]frontier.Item, error) {
 	return items, nil
 }
 
-// blockQueue blocks key's queue until t after a fetch, keeping an
-// operator's later block.
+// blockQueue blocks key's queue until t when a URL is given back,
+// keeping an operator's later block.
 func (c *Crawler) blockQueue(ctx context.Context, key string, t time.Time) error {
 	c.cons.blockMu.RLock()
 	defer c.cons.blockMu.RUnlock()
-	if op, ok := c.cons.blocks[key]; ok && op.After(t) {
-		t = op
+	return c.fr.BlockQueueUntil(ctx, c.cfg.CrawlID, key, c.withOperatorBlockLocked(key, t))
+}
+
+// withOperatorBlock is t, or an operator's later block of key's queue: the
+// hold an acknowledgement carries (frontier.Item.Hold), which a
+// URLFrontier service gets as a block that replaces the queue's. The zero
+// time stays zero (no hold).
+func (c *Crawler) withOperatorBlock(key string, t time.Time) time.Time {
+	if t.IsZero() {
+		return t
 	}
-	return c.fr.BlockQueueUntil(ctx, c.cfg.CrawlID, key, t)
+	c.cons.blockMu.RLock()
+	defer c.cons.blockMu.RUnlock()
+	return c.withOperatorBlockLocked(key, t)
+}
+
+func (c *Crawler) withOperatorBlockLocked(key string, t time.Time) time.Time {
+	if op, ok := c.cons.blocks[key]; ok && op.After(t) {
+		return op
+	}
+	return t
 }
 
 // maxOperatorBlocks bounds the operator blocks remembered at once.

@@ -142,14 +142,15 @@ func movedAnnotation(l frontier.Lease, e *crawllog.Entry) {
 
 // moveLeased handles a leased URL whose host has a rule (it was queued
 // before the rule was known): it is completed without a request and its
-// rewritten URL is queued in its place. It reports whether it did so;
-// permit, when not nil, is released unused. Before the gate (permit nil)
+// rewritten URL is queued in its place. It reports whether it did so,
+// with the URL's acknowledgement for the acker; permit, when not nil, is
+// released unused. Before the gate (permit nil)
 // a URL whose origin's learned rule is due may stay, to go through the
 // gate as the probe that refreshes its robots.txt; after the gate
 // (permit set) the rule, just re-checked, is applied as it stands.
-func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *politeness.Permit) bool {
+func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *politeness.Permit) (next, bool) {
 	if c.hmap == nil || c.hmap.Len() == 0 {
-		return false
+		return next{}, false
 	}
 	mode := hostmap.ProbeNone
 	if permit == nil {
@@ -157,7 +158,7 @@ func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *poli
 	}
 	nu, from := c.moveHostProbe(u, mode)
 	if from == "" {
-		return false
+		return next{}, false
 	}
 	if permit != nil {
 		if err := permit.Release(); err != nil {
@@ -172,20 +173,17 @@ func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *poli
 	if !c.scope.inScope(nu) {
 		c.metrics.outOfScope.Inc()
 		e.Annotations = append(e.Annotations, "out-of-scope")
-		c.complete(l, nil, e, -1)
-		return true
+		return c.complete(l, nil, e, -1), true
 	}
 	if v := c.tr.CheckURL(nu.Hostname(), nu, raw, l.Depth); !v.OK() {
 		c.cut(l, raw, md1(l.Metadata, mdPath), v)
-		c.complete(l, nil, e, -1)
-		return true
+		return c.complete(l, nil, e, -1), true
 	}
 	md := withMoved(l.Metadata, from)
 	delete(md, mdTry)
 	item := frontier.Item{Info: frontier.URLInfo{URL: raw, Key: c.queueKey(nu), CrawlID: c.cfg.CrawlID,
 		Depth: l.Depth, Priority: l.Priority, Metadata: md}}
-	c.complete(l, []frontier.Item{item}, e, -1)
-	return true
+	return c.complete(l, []frontier.Item{item}, e, -1), true
 }
 
 // robotsRefreshed is the gate's report of a robots.txt result stored

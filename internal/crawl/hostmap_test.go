@@ -209,13 +209,14 @@ func TestMoveLeased(t *testing.T) {
 			u := normURL(t, tc.url)
 			l := frontier.Lease{URLInfo: frontier.URLInfo{URL: u.String(), Key: u.Hostname(), Depth: 2, Priority: 1,
 				Metadata: map[string][]string{mdPath: {"LL"}, mdVia: {"http://a.test/"}, mdTry: {"1"}}}}
-			if got := c.moveLeased(7, l, u, nil); got != tc.moved {
+			n, got := c.moveLeased(7, l, u, nil)
+			if got != tc.moved {
 				t.Fatalf("moveLeased = %v, want %v", got, tc.moved)
 			}
 			if !tc.moved {
 				return
 			}
-			a := <-c.acks
+			a := n.ack
 			if !a.done || a.entry.Status != -5002 || len(a.items) != 1 {
 				t.Fatalf("ack done %v status %d items %d", a.done, a.entry.Status, len(a.items))
 			}

@@ -21,12 +21,12 @@ import (
 // worker; longer waits block the queue in the frontier instead.
 const shortWait = 20 * time.Millisecond
 
-// next is how a pipeline stage left a leased URL: handed to the acker
-// (acked: completed, retried later, or moved to another host), given back
-// to the frontier unchanged (back names why, until holds the host's queue
-// till then when set), or neither: the next stage takes it.
+// next is how a pipeline stage left a leased URL: for the acker (ack:
+// completed, retried later, or moved to another host), given back to the
+// frontier unchanged (back names why, until holds the host's queue till
+// then when set), or neither: the next stage takes it.
 type next struct {
-	acked bool
+	ack   *ack
 	back  string
 	until time.Time
 }
@@ -42,8 +42,6 @@ const (
 	backWARCFailed  = "warc-write-failed" // not archived: fetched again later
 )
 
-var acked = next{acked: true}
-
 // handle crawls one leased URL as one pipeline: admit (host rules and
 // the gate), fetch, process (dedup, extraction, archive), and then ends
 // it in one place (end): acknowledged by the acker, or given back to the
@@ -52,25 +50,36 @@ var acked = next{acked: true}
 func (c *Crawler) handle(ctx context.Context, wid int, l frontier.Lease) bool {
 	u, err := url.Parse(l.URL)
 	if err != nil || u.Host == "" {
-		return c.end(ctx, l, c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusUnsupportedURI, Size: -1, Thread: wid}, -1))
+		return c.end(ctx, l, c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusUnsupportedURI, Size: -1, Thread: wid}, -1), time.Time{})
 	}
 	permit, hs, n := c.admit(ctx, wid, l, u)
 	if permit == nil {
-		return c.end(ctx, l, n)
+		return c.end(ctx, l, n, time.Time{})
 	}
-	res, ferr := c.fetch(ctx, l, u, permit, hs)
-	return c.end(ctx, l, c.process(ctx, wid, l, u, hs, res, ferr))
+	res, hold, ferr := c.fetch(ctx, l, u, permit, hs)
+	return c.end(ctx, l, c.process(ctx, wid, l, u, hs, res, ferr), hold)
 }
 
 // end is the one way a leased URL leaves the worker: to the acker, or
-// back to the frontier unchanged, its host's queue held until n.until,
-// the reason counted and logged.
-func (c *Crawler) end(ctx context.Context, l frontier.Lease, n next) bool {
-	if n.acked {
+// back to the frontier unchanged, the reason counted and logged. hold,
+// when set, is the gate's next time for the host after a fetch: it
+// travels with the acknowledgement (frontier.Item.Hold), or holds the
+// queue before the URL is given back, as n.until does. (While the URL
+// is leased its queue is not served: the frontier serves one URL per
+// queue at a time. So the hold is in place whenever the queue can be
+// served again, without a frontier call of its own after every fetch.)
+func (c *Crawler) end(ctx context.Context, l frontier.Lease, n next, hold time.Time) bool {
+	if n.ack != nil {
+		n.ack.final.Hold = c.withOperatorBlock(l.Key, hold)
+		c.handOff(n.ack)
 		return true
 	}
-	if !n.until.IsZero() {
-		c.block(ctx, l.Key, n.until)
+	until := n.until
+	if hold.After(until) {
+		until = hold
+	}
+	if !until.IsZero() {
+		c.block(ctx, l.Key, until)
 	}
 	c.metrics.returned.WithLabelValues(n.back).Inc()
 	c.log.Debug("URL returned to the frontier", "url", l.URL, "reason", n.back, "until", n.until)
@@ -83,8 +92,8 @@ func (c *Crawler) end(ctx context.Context, l frontier.Lease, n next) bool {
 // host (robots Host, Mirror-site, duplicate hosts), refused by robots.txt,
 // or not yet allowed.
 func (c *Crawler) admit(ctx context.Context, wid int, l frontier.Lease, u *url.URL) (*politeness.Permit, *hostState, next) {
-	if c.moveLeased(wid, l, u, nil) { // host map (hostmap.go)
-		return nil, nil, acked
+	if n, ok := c.moveLeased(wid, l, u, nil); ok { // host map (hostmap.go)
+		return nil, nil, n
 	}
 	permit, n := c.ask(ctx, wid, l, u)
 	if permit == nil {
@@ -95,8 +104,8 @@ func (c *Crawler) admit(ctx context.Context, wid int, l frontier.Lease, u *url.U
 	// robots.txt fetched again, or a host rule due for a re-check
 	// (hostmap.go): the rule is set, kept or dropped before it is used.
 	c.recheckHostRules(ctx, u)
-	if c.moveLeased(wid, l, u, permit) { // robots.txt just named another host
-		return nil, nil, acked
+	if n, ok := c.moveLeased(wid, l, u, permit); ok { // robots.txt just named another host
+		return nil, nil, n
 	}
 	return permit, hs, next{}
 }
@@ -146,10 +155,11 @@ func (c *Crawler) ask(ctx context.Context, wid int, l frontier.Lease, u *url.URL
 	}
 }
 
-// fetch makes the request under permit and tells the gate how it went;
-// the host's queue is then held until the gate's next time for the host
-// (Permit.Next), so that it is not served before the gate would open.
-func (c *Crawler) fetch(ctx context.Context, l frontier.Lease, u *url.URL, permit *politeness.Permit, hs *hostState) (*fetch.Result, error) {
+// fetch makes the request under permit and tells the gate how it went. It
+// returns the gate's next time for the host (Permit.Next): the host's
+// queue is to be held until then (see end), so that it is not served
+// before the gate would open.
+func (c *Crawler) fetch(ctx context.Context, l frontier.Lease, u *url.URL, permit *politeness.Permit, hs *hostState) (*fetch.Result, time.Time, error) {
 	c.hostsMu.Lock()
 	req := hs.req
 	c.hostsMu.Unlock()
@@ -166,8 +176,8 @@ func (c *Crawler) fetch(ctx context.Context, l frontier.Lease, u *url.URL, permi
 	if err != nil {
 		c.log.Debug("politeness gate: next time of the host", "key", l.Key, "err", err)
 	}
-	c.block(ctx, l.Key, nextAt)
-	return res, ferr
+	c.hold(l.Key, nextAt)
+	return res, nextAt, ferr
 }
 
 // process handles what the fetch gave: a network error is retried (and
@@ -272,10 +282,11 @@ func (c *Crawler) retire(ctx context.Context, host, key, reason string) {
 	}
 }
 
-// retry schedules a failed URL again, or gives up after MaxRetries and
-// logs the final failure (a try to be repeated has no crawl.log line: the
-// log has one line per URL). warcIdx is the WARC writer that holds its
-// records, or -1. retryAfter is the server's Retry-After (0: none).
+// retry schedules a failed URL again (its acknowledgement, for the acker,
+// queues it again), or gives up after MaxRetries and logs the final
+// failure (a try to be repeated has no crawl.log line: the log has one
+// line per URL). warcIdx is the WARC writer that holds its records, or
+// -1. retryAfter is the server's Retry-After (0: none).
 //
 // The next try waits the server's Retry-After when it sent one (RFC 9110
 // §10.2.3: the time the service expects to be unavailable, or to wait
@@ -300,8 +311,7 @@ func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcId
 	when := c.now().Add(wait)
 	c.hold(l.Key, when)
 	c.log.Debug("fetch failed, will retry", "url", l.URL, "try", tries, "at", when, "err", cause)
-	c.handOff(&ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, warc: warcIdx})
-	return acked
+	return next{ack: &ack{lease: l, final: frontier.Item{Info: info, Known: true, RefetchFrom: when}, warc: warcIdx}}
 }
 
 // transient reports whether an HTTP status is worth asking again: server

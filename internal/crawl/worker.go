@@ -561,13 +561,12 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 	return items
 }
 
-// complete hands the URL to the acker: logged and acknowledged
-// (completed) together with its outlinks in one frontier Put, after the
-// WARC writer warcIdx (-1: none) was flushed.
+// complete returns the URL for the acker (end hands it over): logged and
+// acknowledged (completed) together with its outlinks in one frontier
+// Put, after the WARC writer warcIdx (-1: none) was flushed.
 func (c *Crawler) complete(l frontier.Lease, items []frontier.Item, e *crawllog.Entry, warcIdx int) next {
-	c.handOff(&ack{lease: l, items: items, entry: e, warc: warcIdx, done: true,
-		final: frontier.Item{Info: frontier.URLInfo{URL: l.URL, Key: l.Key, CrawlID: l.CrawlID}, Known: true}})
-	return acked
+	return next{ack: &ack{lease: l, items: items, entry: e, warc: warcIdx, done: true,
+		final: frontier.Item{Info: frontier.URLInfo{URL: l.URL, Key: l.Key, CrawlID: l.CrawlID}, Known: true}}}
 }
 
 // digestLookup returns the revisit target stored for a payload digest,

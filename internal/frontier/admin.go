@@ -117,12 +117,13 @@ func (f *Frontier) ListQueues(crawlID string, start, size int, includeInactive b
 }
 
 // BlockQueueUntil keeps a queue from being served before t (the zero time
-// unblocks). The crawler calls it after every fetch with the politeness
-// gate's next allowed time for the host, and for Retry-After. On a queue
+// unblocks). The crawler calls it with the politeness gate's next allowed
+// time for the host when it gives a URL back (after a fetch that time
+// travels with the acknowledgement instead: Item.Hold). On a queue
 // that does not exist yet the block is kept in memory and applied when the
 // queue appears (URLFrontier ignores it; pending.go). The block is persisted
 // with the next commit (the next Put or admin call), without a write of its
-// own: the crawler calls it once per fetch, and an acknowledgement follows.
+// own.
 func (f *Frontier) BlockQueueUntil(ctx context.Context, crawlID, key string, t time.Time) error {
 	f.mu.Lock()
 	if f.mu.closed {

@@ -443,6 +443,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					touched[oq] = struct{}{}
 				}
 			}
+			if h := it.Hold.UnixNano(); !it.Hold.IsZero() && h > q.rec.blocked {
+				q.rec.blocked = h // rescheduled with the touched queues below
+			}
 			rec := urlRecord{qid: q.rec.qid, created: created}
 			if it.RefetchFrom.IsZero() {
 				rec.state = stateCompleted

@@ -126,6 +126,15 @@ type Item struct {
 	// RefetchFrom (Known only) reschedules the URL for that time; the zero
 	// time marks it completed (refetchable_from_date = 0).
 	RefetchFrom time.Time
+	// Hold (Known only), when not zero, also keeps the item's queue from
+	// being served before it, keeping any later block (BlockQueueUntil
+	// sets the block, Hold only raises it). A crawler acknowledging a
+	// fetched URL passes the politeness gate's next time for the host:
+	// the URL's lease kept the queue from being served until the
+	// acknowledgement, which then holds it, so the queue needs no call of
+	// its own. (URLFrontier has no such field: the URLFrontier client
+	// blocks the queue before it sends the acknowledgement.)
+	Hold time.Time
 }
 
 // Status is a Put outcome (URLFrontier AckMessage.Status).

@@ -201,6 +201,14 @@ func (c *Client) Get(ctx context.Context, p frontier.GetParams) ([]frontier.Leas
 // page is served and fetched again). Items not acked when a stream broke
 // are sent again on the next attempt (a repeat is harmless: a discovered
 // URL is then SKIPPED, a known one written again).
+//
+// URLFrontier has no frontier.Item.Hold: a known item's hold is sent as
+// BlockQueueUntil of its queue (the latest hold of a queue, to the
+// second) before the acknowledgements, so that another crawler of the
+// service cannot be served the queue in between. Unlike Hold, the block
+// replaces the queue's (the crawler passes the later of its hold and an
+// operator's block). A block that fails is logged and the
+// acknowledgements still go: the URLs' leases are what ends.
 func (c *Client) Put(ctx context.Context, items []frontier.Item) ([]frontier.Status, error) {
 	var disc []frontier.URLInfo
 	var discAt, knownAt []int
@@ -223,6 +231,7 @@ func (c *Client) Put(ctx context.Context, items []frontier.Item) ([]frontier.Sta
 		}
 	}
 	if len(known) > 0 {
+		c.holdQueues(ctx, known)
 		st, err := c.putURLs(ctx, known)
 		if err != nil {
 			return nil, err
@@ -232,6 +241,44 @@ func (c *Client) Put(ctx context.Context, items []frontier.Item) ([]frontier.Sta
 		}
 	}
 	return out, nil
+}
+
+// maxHoldCalls bounds the BlockQueueUntil calls of one Put in flight at
+// once.
+const maxHoldCalls = 16
+
+// holdQueues blocks the queue of each item with a Hold until the latest
+// hold of the queue, the calls in parallel, and returns when all ended.
+func (c *Client) holdQueues(ctx context.Context, items []frontier.Item) {
+	holds := map[[2]string]time.Time{}
+	for _, it := range items {
+		if it.Hold.IsZero() {
+			continue
+		}
+		key := it.Info.Key
+		if key == "" {
+			key = frontier.DefaultKey(it.Info.URL)
+		}
+		if key == "" {
+			continue
+		}
+		k := [2]string{it.Info.CrawlID, key}
+		if t, ok := holds[k]; !ok || it.Hold.After(t) {
+			holds[k] = it.Hold
+		}
+	}
+	sem := make(chan struct{}, maxHoldCalls)
+	var wg sync.WaitGroup
+	for k, t := range holds {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := c.BlockQueueUntil(ctx, k[0], k[1], t); err != nil {
+				c.log.Warn("queue not held before its acknowledgement", "crawl", k[0], "key", k[1], "until", t, "err", err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // putURLs sends items on one PutURLs stream, returning one status per item.

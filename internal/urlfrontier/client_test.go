@@ -4,16 +4,21 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"path"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
-// serveOn serves a fresh frontier on ln (real clock).
-func serveOn(t *testing.T, ln net.Listener) {
+// serveOn serves a fresh frontier on ln (real clock), with extra gRPC
+// server options.
+func serveOn(t *testing.T, ln net.Listener, extra ...grpc.ServerOption) {
 	t.Helper()
 	db, err := kv.Open(t.TempDir(), kv.Options{CacheBytes: 8 << 20})
 	if err != nil {
@@ -27,7 +32,7 @@ func serveOn(t *testing.T, ln net.Listener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, _ := NewGRPCServer(srv)
+	g, _ := NewGRPCServer(srv, extra...)
 	go g.Serve(ln)
 	t.Cleanup(func() {
 		g.Stop()
@@ -88,6 +93,81 @@ func TestClientCalls(t *testing.T) {
 	ls, err = c.Get(ctx, frontier.GetParams{CrawlID: "c"})
 	if err != nil || len(ls) != 0 {
 		t.Errorf("blocked queue served: %v, %v", ls, err)
+	}
+}
+
+// TestClientHoldBeforeAck: URLFrontier has no hold on an acknowledgement,
+// so the client blocks the queue of an acknowledged URL with a Hold
+// before it sends the acknowledgement (another crawler could be served
+// the queue in between otherwise), once per queue, and sends no block for
+// an acknowledgement without one.
+func TestClientHoldBeforeAck(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var calls []string
+	record := func(method string) {
+		mu.Lock()
+		calls = append(calls, path.Base(method))
+		mu.Unlock()
+	}
+	serveOn(t, ln,
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			record(info.FullMethod)
+			return h(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			record(info.FullMethod)
+			return h(srv, ss)
+		}))
+	c, err := Dial(ln.Addr().String(), ClientOptions{Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.SetDelay(ctx, "", "", 0); err != nil { // the service's default is 1 s
+		t.Fatal(err)
+	}
+	urls := []string{"http://a.test/1", "http://a.test/2", "http://a.test/3", "http://b.test/1", "http://b.test/2", "http://b.test/3"}
+	var items []frontier.Item
+	for _, u := range urls {
+		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: u}})
+	}
+	if _, err := c.Put(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := c.Get(ctx, frontier.GetParams{MaxURLsPerQueue: 2})
+	if err != nil || len(ls) != 4 {
+		t.Fatalf("Get = %v, %v", ls, err)
+	}
+	mu.Lock()
+	calls = nil
+	mu.Unlock()
+	hour := time.Now().Add(time.Hour)
+	var acks []frontier.Item
+	for _, l := range ls {
+		it := frontier.Item{Info: l.URLInfo, Known: true}
+		if l.Key == "a.test" {
+			it.Hold = hour
+		}
+		acks = append(acks, it)
+	}
+	if st, err := c.Put(ctx, acks); err != nil || slices.IndexFunc(st, func(s frontier.Status) bool { return s != frontier.OK }) >= 0 {
+		t.Fatalf("acks = %v, %v", st, err)
+	}
+	mu.Lock()
+	got := slices.Clone(calls)
+	mu.Unlock()
+	if want := []string{"BlockQueueUntil", "PutURLs"}; !slices.Equal(got, want) {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+	// a.test is held; b.test's last URL is served.
+	ls, err = c.Get(ctx, frontier.GetParams{})
+	if err != nil || len(ls) != 1 || ls[0].Key != "b.test" {
+		t.Errorf("Get after the acks = %v, %v; want b.test's URL only", ls, err)
 	}
 }
 

@@ -13,7 +13,9 @@
 // For each NAME it reads DIR/NAME.report.json, DIR/NAME.node*.measure.json
 // and, for cluster runs, DIR/NAME.redis/masters (the master ports, one a
 // line) with DIR/NAME.redis/before/PORT.info and after/PORT.info (the text
-// of `redis-cli -p PORT info everything` of every server). The first NAME
+// of `redis-cli -p PORT info everything` of every server), and the
+// nodes' logs DIR/NAME.node*.out for the line giving the shared
+// frontier's Redis work by operation. The first NAME
 // is the baseline of the scaling ratios.
 package main
 
@@ -67,6 +69,9 @@ type run struct {
 	masters int
 	// testweb is the synthetic web's process, when it was measured.
 	testweb *measured
+	// work is the shared frontier's Redis work by operation, summed over
+	// the nodes (nil when the nodes did not log it).
+	work map[string]work
 }
 
 // wall is the longest node's wall time: the nodes start together, so it
@@ -175,6 +180,10 @@ func load(dir, name string, cluster bool) run {
 			return r
 		}
 		r.redis, r.masters = &d, n
+		if r.work, err = loadWork(dir, name); err != nil {
+			r.why = err.Error()
+			return r
+		}
 	}
 	r.ok = true
 	return r
@@ -309,6 +318,8 @@ func writeTables(w io.Writer, runs []run, emb *run, cores int) {
 			r.perPage(d.netIn), r.perPage(d.netOut), r.perPage(d.netIn+d.netOut)/1024, r.perPage(d.replOut)/1024,
 			1000*r.perPage(d.cpu))
 	}
+
+	writeWork(w, runs)
 
 	if cores > 0 {
 		fmt.Fprintln(w)

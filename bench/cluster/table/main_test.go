@@ -101,6 +101,26 @@ func FuzzParseInfo(f *testing.F) {
 	})
 }
 
+func FuzzParseWork(f *testing.F) {
+	f.Add("time=t level=INFO " + workMsg + " peek=1/1 lease_index=2/1\n")
+	f.Add(workMsg + " =/ a=1/ b=/2 c=1/2/3 d=18446744073709551616/1\n")
+	f.Add("no line\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		ops, ok, err := parseWork(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if ok != (ops != nil) {
+			t.Fatalf("ok %v with ops %v", ok, ops)
+		}
+		for k, w := range ops {
+			if k == "" || w.commands < 0 || w.roundTrips < 0 {
+				t.Fatalf("op %q %+v from %q", k, w, s)
+			}
+		}
+	})
+}
+
 // writeRun writes the files of one run into dir.
 func writeRun(t *testing.T, dir, name string, nodes []string, report string, redis bool) {
 	t.Helper()
@@ -138,6 +158,20 @@ func TestTables(t *testing.T) {
 	writeRun(t, dir, "cluster-3", []string{`{"wall_seconds":10,"cpu_seconds":1.5}`, `{"wall_seconds":12,"cpu_seconds":1.5}`, `{"wall_seconds":11,"cpu_seconds":1.5}`},
 		`{"pages":300,"requests":330,"overlaps":1}`, true)
 	writeRun(t, dir, "cluster-2", []string{`{"wall_seconds":`}, `{}`, true)
+	// The nodes' logs: cluster-1's node gives its frontier work at exit,
+	// cluster-3's first two nodes too (summed), the third (an older build)
+	// does not.
+	for name, body := range map[string]string{
+		"cluster-1.node1.out": "time=t level=INFO msg=progress pages=1\n" +
+			"time=t level=INFO " + workMsg + " lease=100/100 lease_index=100/100 peek=160/30\n",
+		"cluster-3.node1.out": "time=t level=INFO " + workMsg + " peek=100/10 put=3/x\n",
+		"cluster-3.node2.out": "time=t level=INFO " + workMsg + " peek=50/5 put=150/15\n",
+		"cluster-3.node3.out": "nothing\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	tests := []struct {
 		name  string
@@ -156,6 +190,16 @@ func TestTables(t *testing.T) {
 			"| cluster-1 | 1 | 20.0 | 0.50 | 3.0 | 1010 | 2020 | 2.96 | 0.49 | 20.000 |",
 			// nodes 12 + Redis 20 + testweb 1 ms a page; 2 cores / 33 ms.
 			"| cluster-1 | 12.00 | 20.00 | 1.00 | 33.00 | 61 | 10 |",
+			// The frontier's work per page: cluster-1 100 pages, cluster-3
+			// 300 (its bad "put=3/x" left out).
+			"| operation | cluster-1 | cluster-3 |",
+			"| lease index | 1.00 / 1.00 | |",
+			"| peek | 1.60 / 0.30 | 0.50 / 0.05 |",
+			"| put | | 0.50 / 0.05 |",
+			"| frontier, all | 3.60 / 2.30 | 1.00 / 0.10 |",
+			// 300 reads over 100 pages less the frontier's 230; 300 over
+			// 300 less 30.
+			"| rest of Redis (politeness gate, robots.txt, membership): round trips | 0.70 | 0.90 |",
 			"| pages/s at 3 nodes >= 2.5x 1 node | 25 / 10 = 2.50x | met |",
 			"| CPU per page, cluster-1 <= 1.5x embedded | 12.00 / 10.00 ms = 1.20x | met |",
 			"| CPU per page, cluster-3 <= 1.5x embedded | 15.00 / 10.00 ms = 1.50x | met |",
@@ -164,6 +208,7 @@ func TestTables(t *testing.T) {
 		}},
 		{name: "no scaling", runs: []string{"cluster-3", "cluster-1"}, want: []string{"| pages/s at 1 nodes >= 2.5x 1 node | 10 / 25 = 0.40x | NOT met |"},
 			not: []string{"CPU-bound ceiling"}},
+		{name: "no work lines", runs: []string{"cluster-2"}, not: []string{"by operation"}},
 		{name: "broken run", runs: []string{"cluster-1", "cluster-2", "absent"}, want: []string{"| cluster-2 | clustertable:", "| absent | not run |"}},
 	}
 	for _, tc := range tests {

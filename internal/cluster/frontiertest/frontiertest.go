@@ -108,6 +108,7 @@ func Run(t *testing.T, newF New) {
 		{"QueuesInDueOrder", queuesInDueOrder},
 		{"MaxQueuesAndPerQueue", maxQueuesAndPerQueue},
 		{"BlockQueueUntil", blockQueueUntil},
+		{"AckHold", ackHold},
 		{"SetDelay", setDelay},
 		{"CrawlLimit", crawlLimit},
 		{"Retire", retire},
@@ -370,6 +371,57 @@ func blockQueueUntil(e *env) {
 	e.f.BlockQueueUntil(e.ctx, "", "a.example", e.clk.Now().Add(time.Hour))
 	e.f.BlockQueueUntil(e.ctx, "", "a.example", time.Time{})
 	wantURLs(e.t, "after unblocking", e.get(frontier.GetParams{}), []string{"http://a.example/2"})
+}
+
+// ackHold: an acknowledgement's Hold keeps its queue from being served
+// before it (the crawler's hold after a fetch), keeps a later block, and
+// is ignored on a discovered item.
+func ackHold(e *env) {
+	e.put(disc("http://a.example/1"), disc("http://a.example/2"), disc("http://b.example/1"), disc("http://b.example/2"))
+	got := sorted(e.get(frontier.GetParams{MaxURLsPerQueue: 1}))
+	wantURLs(e.t, "Get", got, []string{"http://a.example/1", "http://b.example/1"})
+	now := e.clk.Now()
+	ack := func(u string, refetch, hold time.Time) {
+		e.t.Helper()
+		st := e.put(frontier.Item{Info: frontier.URLInfo{URL: u}, Known: true, RefetchFrom: refetch, Hold: hold})
+		if st[0] != frontier.OK {
+			e.t.Fatalf("ack of %s: %v", u, st[0])
+		}
+	}
+	// b's queue is blocked for an hour by someone else while its URL is
+	// out: the shorter hold of its ack must not lower that block.
+	if err := e.f.BlockQueueUntil(e.ctx, "", "b.example", now.Add(time.Hour)); err != nil {
+		e.t.Fatal(err)
+	}
+	ack("http://a.example/1", time.Time{}, now.Add(10*time.Second))
+	ack("http://b.example/1", time.Time{}, now.Add(time.Second))
+	if got := e.get(frontier.GetParams{MaxURLsPerQueue: 1}); len(got) != 0 {
+		e.t.Fatalf("served while held: %q", got)
+	}
+	e.clk.Advance(10*time.Second - time.Millisecond)
+	if got := e.get(frontier.GetParams{MaxURLsPerQueue: 1}); len(got) != 0 {
+		e.t.Fatalf("served 1 ms before the hold ends: %q", got)
+	}
+	e.clk.Advance(time.Millisecond)
+	wantURLs(e.t, "when a's hold ends", e.get(frontier.GetParams{MaxURLsPerQueue: 1}), []string{"http://a.example/2"})
+	// A retry: due in a second, but its queue held for a minute.
+	ack("http://a.example/2", e.clk.Now().Add(time.Second), e.clk.Now().Add(time.Minute))
+	e.clk.Advance(time.Minute - time.Millisecond)
+	if got := e.get(frontier.GetParams{MaxURLsPerQueue: 1}); len(got) != 0 {
+		e.t.Fatalf("retry served while its queue is held: %q", got)
+	}
+	e.clk.Advance(time.Millisecond)
+	wantURLs(e.t, "when the retry's hold ends", e.get(frontier.GetParams{MaxURLsPerQueue: 1}), []string{"http://a.example/2"})
+	e.ack("http://a.example/2", time.Time{})
+	// b's block still stands, and ends when it was set to.
+	if got := e.get(frontier.GetParams{}); len(got) != 0 {
+		e.t.Fatalf("b served under its block: %q", got)
+	}
+	e.clk.Advance(time.Hour)
+	wantURLs(e.t, "when b's block ends", e.get(frontier.GetParams{}), []string{"http://b.example/2"})
+	// A discovered item's hold is no hold.
+	e.put(frontier.Item{Info: frontier.URLInfo{URL: "http://c.example/1"}, Hold: e.clk.Now().Add(time.Hour)})
+	wantURLs(e.t, "a discovered URL with a hold", e.get(frontier.GetParams{}), []string{"http://c.example/1"})
 }
 
 func setDelay(e *env) {
