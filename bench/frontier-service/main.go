@@ -21,7 +21,11 @@
 //	        hosts (1 M) as in put: the peak resident size of the process
 //
 // It prints a table of the four bars with their targets, whether each is
-// met, and the gRPC / direct ratio.
+// met, and the gRPC / direct ratio. Each workload also logs the process's
+// CPU time (user + system, clients included) per URL, and the latency
+// workload its Get latency percentiles up to p99.9, the longest Get and the
+// garbage collections during the run. -paths grpc measures one path only
+// (for its profiles); -trace writes a runtime/trace of each latency run.
 //
 // Queue delays are 0 in every workload: the numbers are the frontier's
 // throughput, not a politeness limit (with URLFrontier's default 1 s delay
@@ -40,6 +44,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +77,8 @@ var (
 	memtableMiB   = flag.Int("memtable-mib", 0, "Pebble memtable size in MiB (0: courtesy serve's)")
 	pebbleMetrics = flag.Bool("pebble-metrics", false, "print the store's Pebble metrics at the end of each rss workload")
 	blockProf     = flag.String("blockprofile", "", "write a blocking profile to `FILE` at the end")
+	traceFile     = flag.String("trace", "", "write a runtime/trace of each latency run to `FILE`.direct and `FILE`.grpc")
+	paths         = flag.String("paths", "direct,grpc", "comma-separated paths to measure: direct, grpc")
 	writers       = 8
 )
 
@@ -108,7 +115,15 @@ func open(serve bool) *store {
 		if err != nil {
 			log.Fatal(err)
 		}
-		s.g, _ = urlfrontier.NewGRPCServer(srv)
+		// The service's side of each GetURLs, as a trace region.
+		region := grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if !strings.HasSuffix(info.FullMethod, "/GetURLs") || !trace.IsEnabled() {
+				return h(srv, ss)
+			}
+			defer trace.StartRegion(ss.Context(), "GetURLs handler").End()
+			return h(srv, ss)
+		})
+		s.g, _ = urlfrontier.NewGRPCServer(srv, region)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			log.Fatal(err)
@@ -148,6 +163,10 @@ func (s *store) putRange(lo0, n int) float64 {
 	next.Store(int64(lo0))
 	var wg sync.WaitGroup
 	start := time.Now()
+	cpu0 := cpuTime()
+	defer func() {
+		logCPU("put", cpu0, n-lo0)
+	}()
 	for range writers {
 		wg.Add(1)
 		go func() {
@@ -309,6 +328,8 @@ func (s *store) cycle(n int) float64 {
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
+	cpu0 := cpuTime()
+	defer func() { logCPU("cycle", cpu0, int(done.Load())) }()
 	for range writers {
 		wg.Add(1)
 		go func() {
@@ -332,13 +353,31 @@ func (s *store) cycle(n int) float64 {
 	return float64(done.Load()) / time.Since(start).Seconds()
 }
 
-// latency runs the clients for d and returns the Get latency p50 and p99
-// and the URLs served per second.
-func (s *store) latency(clients int, d time.Duration) (p50, p99 time.Duration, rate float64) {
+// latency runs the clients for d and returns the Get latencies, sorted,
+// and the URLs served per second. It logs the percentiles, the CPU time
+// per URL served and the collections of the run.
+func (s *store) latency(name string, clients int, d time.Duration) (lat []time.Duration, rate float64) {
 	var mu sync.Mutex
-	var lat []time.Duration
 	var served atomic.Int64
 	var wg sync.WaitGroup
+	if *traceFile != "" {
+		fh, err := os.Create(*traceFile + "." + name)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := trace.Start(fh); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			trace.Stop()
+			if err := fh.Close(); err != nil {
+				log.Fatal(err)
+			}
+		}()
+	}
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0 := cpuTime()
 	end := time.Now().Add(d)
 	for range clients {
 		wg.Add(1)
@@ -349,7 +388,10 @@ func (s *store) latency(clients int, d time.Duration) (p50, p99 time.Duration, r
 			var mine []time.Duration
 			for time.Now().Before(end) {
 				t := time.Now()
-				urls := w.get(10, 1)
+				var urls []frontier.URLInfo
+				// A region per Get, so that the trace's region view tells
+				// where a slow one spent its time.
+				trace.WithRegion(context.Background(), "Get", func() { urls = w.get(10, 1) })
 				mine = append(mine, time.Since(t))
 				w.ackAll(urls, true)
 				served.Add(int64(len(urls)))
@@ -360,11 +402,27 @@ func (s *store) latency(clients int, d time.Duration) (p50, p99 time.Duration, r
 		}()
 	}
 	wg.Wait()
+	runtime.ReadMemStats(&ms1)
+	logCPU(name+" latency", cpu0, int(served.Load()))
 	slices.Sort(lat)
 	if len(lat) == 0 {
-		return 0, 0, 0
+		return nil, 0
 	}
-	return lat[len(lat)/2], lat[len(lat)*99/100], float64(served.Load()) / d.Seconds()
+	log.Printf("%s latency: %d Gets, p50 %v p90 %v p99 %v p99.9 %v max %v; %d GCs (%.1f/s), %v of stop-the-world pauses", name, len(lat),
+		pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 99.9), lat[len(lat)-1],
+		ms1.NumGC-ms0.NumGC, float64(ms1.NumGC-ms0.NumGC)/d.Seconds(), time.Duration(ms1.PauseTotalNs-ms0.PauseTotalNs))
+	return lat, float64(served.Load()) / d.Seconds()
+}
+
+// pct returns the p-th percentile of the sorted lat.
+func pct(lat []time.Duration, p float64) time.Duration {
+	return lat[min(int(float64(len(lat))*p/100), len(lat)-1)].Round(time.Microsecond)
+}
+
+// logCPU logs the process's CPU time since cpu0 per URL handled.
+func logCPU(what string, cpu0 time.Duration, urls int) {
+	cpu := cpuTime() - cpu0
+	log.Printf("%s: %.2f CPU s for %d URLs, %.1f µs per URL", what, cpu.Seconds(), urls, float64(cpu.Microseconds())/float64(max(urls, 1)))
 }
 
 // procStatus returns a field of /proc/self/status in MiB (Linux).
@@ -448,7 +506,22 @@ func main() {
 	}
 	var put, cyc, rate, mem result
 	var p50, p99 [2]time.Duration
+	measure := map[bool]bool{}
+	for _, p := range strings.Split(*paths, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case "direct":
+			measure[false] = true
+		case "grpc":
+			measure[true] = true
+		case "":
+		default:
+			log.Fatalf("-paths: unknown path %q (want direct, grpc)", p)
+		}
+	}
 	for i, serve := range []bool{false, true} {
+		if !measure[serve] {
+			continue
+		}
 		name := map[bool]string{false: "direct", true: "gRPC"}[serve]
 		set := func(r *result, v float64) {
 			r.ran = true
@@ -476,8 +549,10 @@ func main() {
 		if run["latency"] {
 			s := open(serve)
 			s.put(*nURLs)
-			var r2 float64
-			p50[i], p99[i], r2 = s.latency(*nClients, *duration)
+			lat, r2 := s.latency(map[bool]string{false: "direct", true: "grpc"}[serve], *nClients, *duration)
+			if len(lat) > 0 {
+				p50[i], p99[i] = pct(lat, 50), pct(lat, 99)
+			}
 			log.Printf("%s latency: p50 %v p99 %v, %.0f URLs/s", name, p50[i], p99[i], r2)
 			s.close()
 			set(&rate, r2)
