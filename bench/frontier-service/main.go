@@ -69,7 +69,8 @@ var (
 	workloads     = flag.String("workloads", "put,cycle,latency", "comma-separated workloads to run: put, cycle, latency, rss (the long one: 10 M URLs, about 7 minutes each way on 2 cores)")
 	rssURLs       = flag.Int("rss-urls", 10_000_000, "URLs in the rss workload")
 	rssQueues     = flag.Int("rss-queues", 1_000_000, "queues (hosts) in the rss workload")
-	cpuProf       = flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
+	cpuProf       = flag.String("cpuprofile", "", "write a CPU profile to `FILE` (of the whole run, or see -cpuprofile-latency)")
+	cpuProfLat    = flag.Bool("cpuprofile-latency", false, "restrict -cpuprofile to the latency runs (not the puts that fill their stores); with both paths, the file holds the last one")
 	memProf       = flag.String("memprofile", "", "write a heap profile to `FILE` at the end")
 	mutexProf     = flag.String("mutexprofile", "", "write a mutex contention profile to `FILE` at the end")
 	memLimit      = flag.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in MiB, as courtesy serve's --memory-limit-mib (0: none)")
@@ -375,6 +376,21 @@ func (s *store) latency(name string, clients int, d time.Duration) (lat []time.D
 			}
 		}()
 	}
+	if *cpuProf != "" && *cpuProfLat {
+		fh, err := os.Create(*cpuProf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := fh.Close(); err != nil {
+				log.Fatal(err)
+			}
+		}()
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	cpu0 := cpuTime()
@@ -587,7 +603,7 @@ func main() {
 // profiles starts the profiles the flags ask for; the returned function
 // writes them.
 func profiles() func() {
-	if *cpuProf != "" {
+	if *cpuProf != "" && !*cpuProfLat {
 		fh, err := os.Create(*cpuProf)
 		if err != nil {
 			log.Fatal(err)
@@ -603,7 +619,7 @@ func profiles() func() {
 		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
 	}
 	return func() {
-		if *cpuProf != "" {
+		if *cpuProf != "" && !*cpuProfLat {
 			pprof.StopCPUProfile()
 		}
 		for _, p := range []struct{ name, file string }{{"heap", *memProf}, {"mutex", *mutexProf}, {"block", *blockProf}} {
