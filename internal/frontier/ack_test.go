@@ -521,3 +521,77 @@ func TestSweepClearsOnlyTouchedLeases(t *testing.T) {
 	}
 	checkConsistent(t, fx)
 }
+
+// TestAckWritesOnlyChangedQueues checks that a refetch acknowledged in the
+// URL's own queue, which leaves the queue's counters as they were, does not
+// rewrite the queue record, that a completion does, and that the store
+// stays consistent across a reopen.
+func TestAckWritesOnlyChangedQueues(t *testing.T) {
+	fx := newFixture(t)
+	fx.put(disc("http://a.test/1"), disc("http://a.test/2"), disc("http://b.test/1"))
+	got := fx.get(GetParams{Key: "a.test", MaxURLsPerQueue: 1})
+	if len(got) != 1 {
+		t.Fatalf("Get: %v", got)
+	}
+	w0 := fx.f.queueWrites.Load()
+	fx.ack(got[0], fx.clk.Now().Add(time.Hour))
+	if w := fx.f.queueWrites.Load(); w != w0 {
+		t.Errorf("refetch in its own queue wrote %d queue records, want 0", w-w0)
+	}
+	got = fx.get(GetParams{Key: "a.test", MaxURLsPerQueue: 1})
+	if len(got) != 1 {
+		t.Fatalf("Get: %v", got)
+	}
+	fx.ack(got[0], time.Time{})
+	if w := fx.f.queueWrites.Load(); w != w0+1 {
+		t.Errorf("completion wrote %d queue records, want 1", w-w0)
+	}
+	checkConsistent(t, fx)
+	fx.reopen()
+	checkConsistent(t, fx)
+	if st := fx.f.Stats("", "a.test"); st.Size != 1 || st.Counts()["completed"] != 1 {
+		t.Errorf("after reopen: %+v", st)
+	}
+}
+
+// TestRefetchCyclesSurviveCompaction checks the single deletes of queue
+// entries: URLs refetched many times, with the memtables flushed and the
+// store compacted between rounds (where a single delete meets its set),
+// leave exactly one entry each, and each is served once after a reopen.
+func TestRefetchCyclesSurviveCompaction(t *testing.T) {
+	fx := newFixture(t)
+	var urls []string
+	for i := range 40 {
+		u := fmt.Sprintf("http://h%d.test/%d", i%5, i)
+		urls = append(urls, u)
+		fx.put(disc(u))
+	}
+	for round := range 12 {
+		got := fx.get(GetParams{AnyCrawl: true})
+		if len(got) != len(urls) {
+			t.Fatalf("round %d: Get served %d URLs, want %d", round, len(got), len(urls))
+		}
+		for _, u := range got {
+			fx.ack(u, fx.clk.Now())
+		}
+		fx.clk.Advance(time.Second)
+		if err := fx.db.Pebble().Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if round%3 == 2 {
+			if err := fx.db.Pebble().Compact(context.Background(), []byte(prefixEntry), []byte("F/r"), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkConsistent(t, fx)
+	}
+	fx.reopen()
+	checkConsistent(t, fx)
+	got := fx.get(GetParams{AnyCrawl: true})
+	slices.Sort(got)
+	want := slices.Clone(urls)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("after reopen Get served %d URLs, want the %d, once each", len(got), len(want))
+	}
+}

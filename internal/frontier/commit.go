@@ -325,7 +325,16 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	// sweep lists the URLs whose queue entry a Known item of this group
 	// deletes while no lease holds them; see sweepLeasesLocked.
 	var sweep []leaseRef
-	touched := map[*queue]struct{}{}
+	// touched holds the queues the group's items write, each with its
+	// record as it was before them: a record the group leaves as it was
+	// (a refetch acknowledged in its own queue takes one URL out and puts
+	// one back) is not written again.
+	touched := map[*queue]queueRecord{}
+	touch := func(q *queue) {
+		if _, ok := touched[q]; !ok {
+			touched[q] = q.rec
+		}
+	}
 	// ahead lists the group's entry writes, in batch order, for the
 	// queues' read-aheads (ahead.go); holdAll is set by an admin
 	// operation.
@@ -402,9 +411,8 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				val := encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created)
 				b.Set(entryKey(c.cid, q.rec.qid, pos), val, nil)
 				recordAhead(q, pos, val)
+				touch(q)
 				q.rec.queued++
-				f.mu.dirty[q] = struct{}{}
-				touched[q] = struct{}{}
 				o.statuses[i] = OK
 				continue
 			}
@@ -420,9 +428,16 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			if n.found {
 				created = n.rec.created
 				if oq := c.byQID(n.rec.qid); oq != nil {
+					touch(oq)
 					switch n.rec.state {
 					case stateQueued:
-						b.Delete(entryKey(c.cid, n.rec.qid, n.rec.pos), nil)
+						// An entry key is set once (its sequence number is
+						// new) and deleted once, so a single delete may
+						// annihilate with the set in a flush or compaction
+						// instead of leaving a tombstone that Get's
+						// iterators step over until it reaches the last
+						// level.
+						b.SingleDelete(entryKey(c.cid, n.rec.qid, n.rec.pos), nil)
 						recordAhead(oq, n.rec.pos, nil)
 						if oq.rec.queued > 0 {
 							oq.rec.queued--
@@ -439,10 +454,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					} else if n.rec.state == stateQueued {
 						sweep = append(sweep, leaseRef{oq, n.hash})
 					}
-					f.mu.dirty[oq] = struct{}{}
-					touched[oq] = struct{}{}
 				}
 			}
+			touch(q)
 			rec := urlRecord{qid: q.rec.qid, created: created}
 			if it.RefetchFrom.IsZero() {
 				rec.state = stateCompleted
@@ -461,16 +475,25 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			}
 			b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
 			remember(seenKey{c.cid, n.hash}, rec)
-			f.mu.dirty[q] = struct{}{}
-			touched[q] = struct{}{}
 			o.statuses[i] = OK
 			// A new inGroup entry stops a later discovered copy in this group.
 			if inGroup == nil {
 				inGroup = map[seenKey]bool{}
 			}
 			inGroup[seenKey{c.cid, n.hash}] = true
-			inserted = append(inserted, seenKey{c.cid, n.hash})
-			f.seen.add(fingerprint(c.cid, n.hash))
+			if !n.found {
+				// A URL new to the store, as a discovered one. (One that
+				// was stored already, the common case of an
+				// acknowledgement, is known to every seen-test since its
+				// first insert, which is remembered for them.)
+				inserted = append(inserted, seenKey{c.cid, n.hash})
+				f.seen.add(fingerprint(c.cid, n.hash))
+			}
+		}
+	}
+	for q, r := range touched {
+		if q.rec != r {
+			f.mu.dirty[q] = struct{}{}
 		}
 	}
 	for c := range f.mu.dirtyCrw {
@@ -484,6 +507,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			continue
 		}
 		b.Set(queueKey(q.crawl.cid, q.key), q.rec.encode(), nil)
+		f.queueWrites.Add(1)
 	}
 	clear(f.mu.dirtyCrw)
 	clear(f.mu.dirty)

@@ -199,6 +199,9 @@ type Frontier struct {
 	// recentMax is maxRecent; tests lower it.
 	recentMax int
 
+	// queueWrites counts the queue records the committer wrote; tests
+	// read it.
+	queueWrites atomic.Uint64
 	// recordReads counts the URL records the committer read for Known
 	// items (acks not answered by their lease); tests read it.
 	recordReads atomic.Uint64
