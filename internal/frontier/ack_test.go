@@ -595,3 +595,55 @@ func TestRefetchCyclesSurviveCompaction(t *testing.T) {
 		t.Errorf("after reopen Get served %d URLs, want the %d, once each", len(got), len(want))
 	}
 }
+
+// TestCommitYieldsBetweenSlices checks that the committer lets Get take
+// the lock between slices of a long group (yieldLocked) in each of its
+// locked sections, that a Get there is served, and that the group comes
+// out as if it had held the lock throughout.
+func TestCommitYieldsBetweenSlices(t *testing.T) {
+	const n = 4 * commitSlice
+	fx := newFixture(t)
+	var items []Item
+	for i := range n {
+		items = append(items, disc(fmt.Sprintf("http://h%d.test/%d", i%8, i)))
+	}
+	fx.put(items...)
+	if got := fx.get(GetParams{Lease: time.Hour}); len(got) != n {
+		t.Fatalf("leased %d URLs, want %d", len(got), n)
+	}
+	fx.put(disc("http://other.test/"))
+	yields := 0
+	var during []string
+	fx.f.testHookYield = func() {
+		yields++
+		ls, err := fx.f.Get(context.Background(), GetParams{Lease: 2 * time.Hour})
+		if err != nil {
+			t.Error(err)
+		}
+		for _, l := range ls {
+			during = append(during, l.URL)
+		}
+	}
+	var acks []Item
+	for _, it := range items {
+		acks = append(acks, known(it.Info.URL, fx.clk.Now().Add(time.Hour)))
+	}
+	fx.put(acks...)
+	fx.f.testHookYield = nil
+	// The lease lookups, the batch, the read-ahead patches and the lease
+	// releases each yield every commitSlice items.
+	if min := 3*n/commitSlice - 1; yields < min {
+		t.Errorf("committer yielded %d times in a group of %d acks, want at least %d", yields, n, min)
+	}
+	if !slices.Equal(during, []string{"http://other.test/"}) {
+		t.Errorf("Gets between slices served %v, want other.test's URL once", during)
+	}
+	checkConsistent(t, fx)
+	if s := fx.f.Stats("", ""); s.Size != n+1 || s.InProcess != 1 {
+		t.Errorf("stats = %+v, want %d queued, 1 in process", s, n+1)
+	}
+	fx.clk.Advance(time.Hour)
+	if got := fx.get(GetParams{}); len(got) != n {
+		t.Errorf("after the refetch time Get served %d URLs, want %d", len(got), n)
+	}
+}

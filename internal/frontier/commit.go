@@ -11,6 +11,29 @@ import (
 // maxGroup bounds the operations one commit gathers.
 const maxGroup = 512
 
+// commitSlice bounds the items (or read-ahead patches, or lease releases)
+// the committer handles in one hold of Frontier.mu: a group of 512
+// acknowledgements of ten URLs each held the lock for milliseconds, and
+// every Get waited behind it. Between two slices the committer lets the
+// lock go (yieldLocked), so a Get waits at most about one slice for it
+// (Go's mutex hands the lock to a waiter that waited over a millisecond).
+// Everything a Get can see between two slices it could already see in the
+// windows before and after the batch is applied: queue records counting
+// entries not yet in the store (served from the store: the queue's
+// read-ahead is held), leases being acknowledged (kept until the commit),
+// leases released after it (a Get made then reads the applied batch).
+const commitSlice = 64
+
+// yieldLocked lets Frontier.mu go and takes it again (committer only),
+// so that the callers waiting for it go first.
+func (f *Frontier) yieldLocked() {
+	f.mu.Unlock()
+	if f.testHookYield != nil {
+		f.testHookYield()
+	}
+	f.mu.Lock()
+}
+
 // op is one mutation handed to the committer.
 type op struct {
 	// put: items and their statuses (statuses[i] is preset to Skipped for
@@ -255,8 +278,12 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	gen := f.gen.Load()
 	f.mu.Lock()
 	cids := make(map[string]uint32, 1)
+	units := 0
 	for _, o := range group {
 		for i := range o.norm {
+			if units++; units%commitSlice == 0 {
+				f.yieldLocked()
+			}
 			n := &o.norm[i]
 			c := f.mu.crawls[n.crawl]
 			if c == nil {
@@ -349,6 +376,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	}
 
 	f.mu.Lock()
+	units = 0
 	now := f.opts.Now()
 	var inGroup map[seenKey]bool
 	// written holds the records this group wrote, for a later item of the
@@ -387,6 +415,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			n := &o.norm[i]
 			if n.skip {
 				continue
+			}
+			if units++; units%commitSlice == 0 {
+				f.yieldLocked()
 			}
 			it := &o.items[i]
 			c := f.crawlLocked(n.crawl, true)
@@ -550,8 +581,13 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 
 	f.mu.Lock()
 	// The batch is applied: bring the read-aheads of the queues it wrote
-	// up to date and let Get use them again.
+	// up to date and let Get use them again. (A queue whose patches are
+	// not all applied is still held: Get reads the applied store.)
+	units = 0
 	for _, a := range ahead {
+		if units++; units%commitSlice == 0 {
+			f.yieldLocked()
+		}
 		a.q.aheadHold--
 		f.patchAheadLocked(a)
 	}
@@ -560,11 +596,19 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	}
 	f.trimAheadLocked()
 	for _, l := range release {
+		if units++; units%commitSlice == 0 {
+			f.yieldLocked()
+		}
 		l.acking = false
 		f.releaseLocked(l)
 	}
+	// A lease made between two slices above read the applied batch: the
+	// sweep clears its record too, which only costs its ack a read.
 	sweepLeasesLocked(sweep)
 	for q := range touched {
+		if units++; units%commitSlice == 0 {
+			f.yieldLocked()
+		}
 		f.unparkLocked(q)
 		q.nextDue = 0
 		f.rescheduleLocked(q)

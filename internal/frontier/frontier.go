@@ -216,6 +216,10 @@ type Frontier struct {
 	// applied, before Frontier.mu is taken again.
 	testHookBeforeApply func()
 	testHookAfterApply  func()
+	// testHookYield, when set (tests only, before the first Put), runs in
+	// the committer each time it lets Frontier.mu go between two slices
+	// of a group (yieldLocked), while the lock is free.
+	testHookYield func()
 
 	// syncErr is the first failed WAL fsync (set by the sync waiter); every
 	// later operation fails with it.
