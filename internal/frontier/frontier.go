@@ -246,6 +246,7 @@ type Frontier struct {
 		nextCID  uint32
 		seq      uint64
 		leases   leaseHeap
+		gets     uint64 // Get calls, numbering them (getter.id)
 		dirty    map[*queue]struct{}
 		dirtyCrw map[*crawl]struct{}
 		wake     chan struct{}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
@@ -589,5 +591,36 @@ func TestLookup(t *testing.T) {
 	}
 	if _, err := fx.f.Lookup(context.Background(), "", "http://a.test/y"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown URL: err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestGetCorruptEntry: Get checks an entry under its lock (checkEntry) and
+// decodes it after; a corrupt entry fails the Get before anything is
+// leased, and other queues are still served.
+func TestGetCorruptEntry(t *testing.T) {
+	fx := newFixture(t)
+	fx.put(disc("http://a.test/"), disc("http://b.test/"))
+	var key []byte
+	if err := scan(fx.f.db, []byte(prefixEntry), func(k, v []byte) error {
+		if e, err := decodeEntry(v); err == nil && e.url == "http://a.test/" {
+			key = slices.Clone(k)
+		}
+		return nil
+	}); err != nil || key == nil {
+		t.Fatalf("entry of a.test not found (%v)", err)
+	}
+	h := hashURL("http://a.test/")
+	if err := fx.f.db.Set(key, append(h[:], 0x7f, 'x'), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	fx.reopen()
+	if _, err := fx.f.Get(context.Background(), GetParams{Key: "a.test"}); !errors.Is(err, errCorrupt) {
+		t.Errorf("Get of the corrupt entry: %v, want errCorrupt", err)
+	}
+	if s := fx.f.Stats("", "a.test"); s.InProcess != 0 {
+		t.Errorf("corrupt entry leased: %+v", s)
+	}
+	if got := fx.get(GetParams{Key: "b.test"}); !slices.Equal(got, []string{"http://b.test/"}) {
+		t.Errorf("Get of another queue = %v", got)
 	}
 }

@@ -30,6 +30,10 @@ type queue struct {
 	// (ahead.go).
 	ahead *readAhead
 
+	// servedBy is the id of the last Get that served the queue
+	// (getter.id), so that one Get serves each queue once.
+	servedBy uint64
+
 	readyAt int64 // heap key: unix ns
 	heapIdx int   // position in crawl.ready, -1 when absent
 }
