@@ -647,3 +647,32 @@ func TestCommitYieldsBetweenSlices(t *testing.T) {
 		t.Errorf("after the refetch time Get served %d URLs, want %d", len(got), n)
 	}
 }
+
+// TestCommitScratchReused: the committer's per-group maps and slices are
+// emptied and reused, except after a group too large to keep room for.
+func TestCommitScratchReused(t *testing.T) {
+	var s commitScratch
+	s.reset()
+	s.written[seenKey{cid: 1}] = urlRecord{}
+	s.ahead = append(s.ahead, aheadOp{val: []byte("x")})
+	w := s.written
+	s.reset()
+	if len(s.written) != 0 || len(s.ahead) != 0 || cap(s.ahead) == 0 {
+		t.Fatalf("after reset: %d written, %d/%d ahead", len(s.written), len(s.ahead), cap(s.ahead))
+	}
+	if s.ahead[:1][0].val != nil {
+		t.Error("reset slice still points at the last group's values")
+	}
+	s.written[seenKey{cid: 2}] = urlRecord{}
+	if len(w) != 1 {
+		t.Error("written map not reused")
+	}
+	for i := range scratchKeep + 1 {
+		s.written[seenKey{cid: uint32(i)}] = urlRecord{}
+	}
+	s.ahead = make([]aheadOp, scratchKeep+1)
+	s.reset()
+	if len(w) != scratchKeep+1 || s.ahead != nil {
+		t.Errorf("large scratch kept: map %d (want a new one), ahead cap %d", len(s.written), cap(s.ahead))
+	}
+}

@@ -254,6 +254,65 @@ type seenKey struct {
 	h   urlHash
 }
 
+// queueCounts are the counters of a queue record that items change.
+type queueCounts struct{ queued, completed uint64 }
+
+// commitScratch is the working memory of one commit group, kept from one
+// group to the next so that a group of acknowledgements does not allocate
+// its maps again (committer only).
+type commitScratch struct {
+	// written holds the URL records the group wrote, for a later item
+	// of the group about the same URL (a discovered copy is then known;
+	// an acknowledgement finds the record).
+	written map[seenKey]urlRecord
+	// touched holds the queues the group's items write, with their
+	// counters before the group.
+	touched map[*queue]queueCounts
+	// ahead lists the group's entry writes, in batch order, for the
+	// queues' read-aheads (ahead.go).
+	ahead []aheadOp
+	// release lists the leases the group's acknowledgements end; sweep
+	// the URLs whose entry a Known item deletes while no lease holds them
+	// (sweepLeasesLocked).
+	release []*lease
+	sweep   []leaseRef
+	// inserted lists the URLs new to the store, for Frontier.recent.
+	inserted []seenKey
+}
+
+// scratchKeep bounds the entries a scratch map or slice keeps its room
+// for after a group: a group of many large puts (up to 512 × 1,000 items)
+// would otherwise pin its maps' memory for good.
+const scratchKeep = 4096
+
+// reset empties s for the next group.
+func (s *commitScratch) reset() {
+	if s.written == nil || len(s.written) > scratchKeep {
+		s.written = map[seenKey]urlRecord{}
+	} else {
+		clear(s.written)
+	}
+	if s.touched == nil || len(s.touched) > scratchKeep {
+		s.touched = map[*queue]queueCounts{}
+	} else {
+		clear(s.touched)
+	}
+	s.ahead = resetSlice(s.ahead)
+	s.release = resetSlice(s.release)
+	s.sweep = resetSlice(s.sweep)
+	s.inserted = resetSlice(s.inserted)
+}
+
+// resetSlice empties a scratch slice, dropping what it points to, or
+// forgets it when it grew past scratchKeep.
+func resetSlice[T any](v []T) []T {
+	if cap(v) > scratchKeep {
+		return nil
+	}
+	clear(v)
+	return v[:0]
+}
+
 // commitGroup applies group to the store. When an operation of the group
 // waits for an answer, the batch is committed with a WAL fsync whose wait is
 // left to the caller (the returned batch, to SyncWait and Close); otherwise
@@ -338,7 +397,8 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			n.found, n.rec = true, rec
 		}
 	}
-	var inserted []seenKey
+	sc := &f.scratch
+	sc.reset()
 
 	b := f.db.NewBatch()
 	pending := false // b is handed to the sync waiter
@@ -348,46 +408,30 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		}
 	}()
 	sync := false
-	var release []*lease
-	// sweep lists the URLs whose queue entry a Known item of this group
-	// deletes while no lease holds them; see sweepLeasesLocked.
-	var sweep []leaseRef
-	// touched holds the queues the group's items write, each with its
-	// record as it was before them: a record the group leaves as it was
-	// (a refetch acknowledged in its own queue takes one URL out and puts
-	// one back) is not written again.
-	touched := map[*queue]queueRecord{}
+	// touch records the counters of a queue the group's items write
+	// before they change them: a queue whose counters the group leaves as
+	// they were (a refetch acknowledged in its own queue takes one URL out
+	// and puts one back) has its record written only if something else
+	// marked it dirty.
 	touch := func(q *queue) {
-		if _, ok := touched[q]; !ok {
-			touched[q] = q.rec
+		if _, ok := sc.touched[q]; !ok {
+			sc.touched[q] = queueCounts{q.rec.queued, q.rec.completed}
 		}
 	}
-	// ahead lists the group's entry writes, in batch order, for the
-	// queues' read-aheads (ahead.go); holdAll is set by an admin
-	// operation.
-	var ahead []aheadOp
+	// recordAhead lists the group's entry writes in sc.ahead; holdAll is
+	// set by an admin operation.
 	holdAll := false
 	aheadOn := f.aheadOn()
 	recordAhead := func(q *queue, pos entryPos, val []byte) {
 		if aheadOn {
 			q.aheadHold++
-			ahead = append(ahead, aheadOp{q: q, pos: pos, val: val})
+			sc.ahead = append(sc.ahead, aheadOp{q: q, pos: pos, val: val})
 		}
 	}
 
 	f.mu.Lock()
 	units = 0
 	now := f.opts.Now()
-	var inGroup map[seenKey]bool
-	// written holds the records this group wrote, for a later item of the
-	// same group about the same URL (discovered, then acknowledged).
-	var written map[seenKey]urlRecord
-	remember := func(k seenKey, r urlRecord) {
-		if written == nil {
-			written = map[seenKey]urlRecord{}
-		}
-		written[k] = r
-	}
 	for _, o := range group {
 		if o.done != nil {
 			sync = true
@@ -424,21 +468,17 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			q := f.queueLocked(c, n.key, true)
 			if !it.Known {
 				sk := seenKey{c.cid, n.hash}
-				if n.found || inGroup[sk] {
+				if _, ok := sc.written[sk]; n.found || ok {
 					o.statuses[i] = Skipped
 					continue
 				}
-				if inGroup == nil {
-					inGroup = map[seenKey]bool{}
-				}
-				inGroup[sk] = true
-				inserted = append(inserted, sk)
+				sc.inserted = append(sc.inserted, sk)
 				f.seen.add(fingerprint(c.cid, n.hash))
 				f.mu.seq++
 				pos := entryPos{prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
 				rec := urlRecord{state: stateQueued, qid: q.rec.qid, pos: pos, created: now.Unix()}
 				b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
-				remember(sk, rec)
+				sc.written[sk] = rec
 				val := encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created)
 				b.Set(entryKey(c.cid, q.rec.qid, pos), val, nil)
 				recordAhead(q, pos, val)
@@ -449,7 +489,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			}
 			// Known: overwrite, ending any lease.
 			created := now.Unix()
-			if r, ok := written[seenKey{c.cid, n.hash}]; ok {
+			if r, ok := sc.written[seenKey{c.cid, n.hash}]; ok {
 				n.found, n.rec = true, r
 			} else if n.leased && f.mu.purged[seenKey{c.cid, n.hash}] {
 				// PurgeURLs removed the URL earlier in this group, after
@@ -481,9 +521,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					}
 					if l := oq.leased[n.hash]; l != nil {
 						l.acking = true
-						release = append(release, l)
+						sc.release = append(sc.release, l)
 					} else if n.rec.state == stateQueued {
-						sweep = append(sweep, leaseRef{oq, n.hash})
+						sc.sweep = append(sc.sweep, leaseRef{oq, n.hash})
 					}
 				}
 			}
@@ -505,25 +545,22 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				q.rec.queued++
 			}
 			b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
-			remember(seenKey{c.cid, n.hash}, rec)
+			// The written record also stops a later discovered copy in
+			// this group.
+			sc.written[seenKey{c.cid, n.hash}] = rec
 			o.statuses[i] = OK
-			// A new inGroup entry stops a later discovered copy in this group.
-			if inGroup == nil {
-				inGroup = map[seenKey]bool{}
-			}
-			inGroup[seenKey{c.cid, n.hash}] = true
 			if !n.found {
 				// A URL new to the store, as a discovered one. (One that
 				// was stored already, the common case of an
 				// acknowledgement, is known to every seen-test since its
 				// first insert, which is remembered for them.)
-				inserted = append(inserted, seenKey{c.cid, n.hash})
+				sc.inserted = append(sc.inserted, seenKey{c.cid, n.hash})
 				f.seen.add(fingerprint(c.cid, n.hash))
 			}
 		}
 	}
-	for q, r := range touched {
-		if q.rec != r {
+	for q, r := range sc.touched {
+		if (queueCounts{q.rec.queued, q.rec.completed}) != r {
 			f.mu.dirty[q] = struct{}{}
 		}
 	}
@@ -566,9 +603,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		f.forgetRecentGroup(gen + 1 - recentGroups)
 	}
 	slot := &f.recentRing[gen%recentGroups]
-	*slot = append((*slot)[:0], inserted...)
-	f.recentCount += len(inserted)
-	for _, k := range inserted {
+	*slot = append((*slot)[:0], sc.inserted...)
+	f.recentCount += len(sc.inserted)
+	for _, k := range sc.inserted {
 		f.recent[k] = gen + 1
 	}
 	for f.recentCount > f.recentMax && f.recentFloor <= gen {
@@ -584,7 +621,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	// up to date and let Get use them again. (A queue whose patches are
 	// not all applied is still held: Get reads the applied store.)
 	units = 0
-	for _, a := range ahead {
+	for _, a := range sc.ahead {
 		if units++; units%commitSlice == 0 {
 			f.yieldLocked()
 		}
@@ -595,7 +632,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		f.mu.ahead.holdAll--
 	}
 	f.trimAheadLocked()
-	for _, l := range release {
+	for _, l := range sc.release {
 		if units++; units%commitSlice == 0 {
 			f.yieldLocked()
 		}
@@ -604,8 +641,8 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	}
 	// A lease made between two slices above read the applied batch: the
 	// sweep clears its record too, which only costs its ack a read.
-	sweepLeasesLocked(sweep)
-	for q := range touched {
+	sweepLeasesLocked(sc.sweep)
+	for q := range sc.touched {
 		if units++; units%commitSlice == 0 {
 			f.yieldLocked()
 		}

@@ -199,6 +199,8 @@ type Frontier struct {
 	// recentMax is maxRecent; tests lower it.
 	recentMax int
 
+	// scratch is the commit group's working memory (committer only).
+	scratch commitScratch
 	// queueWrites counts the queue records the committer wrote; tests
 	// read it.
 	queueWrites atomic.Uint64
