@@ -473,7 +473,6 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					continue
 				}
 				sc.inserted = append(sc.inserted, sk)
-				f.seen.add(fingerprint(c.cid, n.hash))
 				f.mu.seq++
 				pos := entryPos{prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
 				rec := urlRecord{state: stateQueued, qid: q.rec.qid, pos: pos, created: now.Unix()}
@@ -555,7 +554,6 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				// acknowledgement, is known to every seen-test since its
 				// first insert, which is remembered for them.)
 				sc.inserted = append(sc.inserted, seenKey{c.cid, n.hash})
-				f.seen.add(fingerprint(c.cid, n.hash))
 			}
 		}
 	}
@@ -581,6 +579,12 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	clear(f.mu.dirty)
 	f.mu.purged = nil
 	f.mu.Unlock()
+	// The seen cache is lock-free, and adding to it is a cache miss per
+	// URL (32 MiB of slots): it is done after the lock, still before the
+	// batch is applied, as it was under the lock.
+	for _, k := range sc.inserted {
+		f.seen.add(fingerprint(k.cid, k.h))
+	}
 
 	if f.testHookBeforeApply != nil {
 		f.testHookBeforeApply()
