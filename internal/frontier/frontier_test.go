@@ -624,3 +624,53 @@ func TestGetCorruptEntry(t *testing.T) {
 		t.Errorf("Get of another queue = %v", got)
 	}
 }
+
+// TestReadyHeapKeys: the ready heap keeps each queue's keys beside it;
+// they must match the queue's and its position after every kind of
+// change (served, parked, acknowledged, blocked, delayed).
+func TestReadyHeapKeys(t *testing.T) {
+	fx := newFixtureWith(t, Options{DefaultDelay: time.Second})
+	check := func(when string) {
+		t.Helper()
+		fx.f.mu.Lock()
+		defer fx.f.mu.Unlock()
+		for _, c := range fx.f.mu.crawls {
+			for i, e := range c.ready {
+				if e.q.heapIdx != i || e.readyAt != e.q.readyAt || e.qid != e.q.rec.qid {
+					t.Fatalf("%s: heap[%d] = {%d %d} for queue %s at %d, readyAt %d, qid %d", when, i, e.readyAt, e.qid, e.q.key, e.q.heapIdx, e.q.readyAt, e.q.rec.qid)
+				}
+				if i > 0 && c.ready.Less(i, (i-1)/2) {
+					t.Fatalf("%s: heap order broken at %d", when, i)
+				}
+			}
+		}
+	}
+	for i := range 60 {
+		fx.put(disc(fmt.Sprintf("http://h%d.test/%d", i%12, i)))
+	}
+	check("after puts")
+	ctx := context.Background()
+	for round := range 8 {
+		ls, err := fx.f.Get(ctx, GetParams{MaxQueues: 5, MaxURLsPerQueue: 1, Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprint("round ", round, " get"))
+		for j, l := range ls {
+			switch j % 3 {
+			case 0:
+				fx.ack(l.URL, fx.clk.Now().Add(time.Duration(j)*time.Second))
+			case 1:
+				fx.f.Release(l.URLInfo)
+			}
+		}
+		if err := fx.f.BlockQueueUntil(ctx, "", fmt.Sprintf("h%d.test", round), fx.clk.Now().Add(3*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := fx.f.SetDelay(ctx, "", fmt.Sprintf("h%d.test", round+3), 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprint("round ", round, " acks"))
+		fx.clk.Advance(700 * time.Millisecond)
+	}
+}

@@ -104,7 +104,7 @@ func (f *Frontier) getLocked(p GetParams) (*getter, error) {
 			if p.MaxQueues > 0 && queues >= p.MaxQueues {
 				return g, nil
 			}
-			q := c.ready[0]
+			q := c.ready[0].q
 			if q.servedBy == g.id {
 				break // every other ready queue has had its turn
 			}
