@@ -53,6 +53,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
@@ -122,6 +123,11 @@ func open(serve bool) *store {
 				return h(srv, ss)
 			}
 			defer trace.StartRegion(ss.Context(), "GetURLs handler").End()
+			if md, ok := metadata.FromIncomingContext(ss.Context()); ok && len(md.Get("x-bench-get")) > 0 {
+				id := md.Get("x-bench-get")[0]
+				trace.Log(ss.Context(), "get-start", id)
+				defer trace.Log(ss.Context(), "get-end", id)
+			}
 			return h(srv, ss)
 		})
 		s.g, _ = urlfrontier.NewGRPCServer(srv, region)
@@ -225,6 +231,9 @@ func (s *store) putRange(lo0, n int) float64 {
 	return float64(n-lo0) / time.Since(start).Seconds()
 }
 
+// getIDs numbers the Gets of a traced run.
+var getIDs atomic.Int64
+
 // worker is one client of the cycle and latency workloads.
 type worker struct {
 	s   *store
@@ -267,6 +276,15 @@ func (w *worker) get(queues, perQueue int) []frontier.URLInfo {
 			out[i] = l.URLInfo
 		}
 		return out
+	}
+	if trace.IsEnabled() {
+		// Name the call in the trace on both sides (the service's
+		// interceptor logs the same id), so that a slow Get can be split
+		// into its request, the handler and its response.
+		id := fmt.Sprint(getIDs.Add(1))
+		ctx = metadata.AppendToOutgoingContext(ctx, "x-bench-get", id)
+		trace.Log(ctx, "get-send", id)
+		defer trace.Log(ctx, "get-done", id)
 	}
 	st, err := w.s.c.GetURLs(ctx, &pb.GetParams{MaxQueues: uint32(queues), MaxUrlsPerQueue: uint32(perQueue), DelayRequestable: 60,
 		Item: &pb.GetParams_AnyCrawlID{AnyCrawlID: &pb.AnyCrawlID{}}})
