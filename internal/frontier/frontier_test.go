@@ -674,3 +674,34 @@ func TestReadyHeapKeys(t *testing.T) {
 		fx.clk.Advance(700 * time.Millisecond)
 	}
 }
+
+// TestPutSeenTestSorted: Put looks the URLs its seen cache does not answer
+// up in key order; each item still gets its own status, across crawls and
+// with duplicates inside the batch.
+func TestPutSeenTestSorted(t *testing.T) {
+	fx := newFixtureWith(t, Options{SeenCacheEntries: 1})
+	var first []Item
+	for i := range 50 {
+		first = append(first, Item{Info: URLInfo{URL: fmt.Sprintf("http://h%d.test/%d", i%5, i), CrawlID: []string{"a", "b"}[i%2]}})
+	}
+	fx.put(first...)
+	fx.f.seen.reset() // answer from the store, not the cache
+	var items []Item
+	var want []Status
+	for i := range 100 {
+		it := Item{Info: URLInfo{URL: fmt.Sprintf("http://h%d.test/%d", i%5, i), CrawlID: []string{"a", "b"}[i%2]}}
+		items = append(items, it)
+		if i < 50 {
+			want = append(want, Skipped)
+		} else {
+			want = append(want, OK)
+		}
+	}
+	items = append(items, items[70], Item{Info: URLInfo{URL: items[3].Info.URL, CrawlID: "c"}})
+	want = append(want, Skipped, OK)
+	got := fx.put(items...)
+	if !slices.Equal(got, want) {
+		t.Errorf("statuses = %v, want %v", got, want)
+	}
+	checkConsistent(t, fx)
+}
