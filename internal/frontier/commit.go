@@ -502,11 +502,12 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					switch n.rec.state {
 					case stateQueued:
 						// An entry key is set once (its sequence number is
-						// new) and deleted once, so a single delete may
-						// annihilate with the set in a flush or compaction
-						// instead of leaving a tombstone that Get's
-						// iterators step over until it reaches the last
-						// level.
+						// new: Frontier.mu.seq starts from the clock at
+						// Open, past the last run's) and deleted once, so a
+						// single delete may annihilate with the set in a
+						// flush or compaction instead of leaving a tombstone
+						// that Get's iterators step over until it reaches
+						// the last level.
 						b.SingleDelete(entryKey(c.cid, n.rec.qid, n.rec.pos), nil)
 						recordAhead(oq, n.rec.pos, nil)
 						if oq.rec.queued > 0 {
