@@ -21,7 +21,11 @@
 //	        hosts (1 M) as in put: the peak resident size of the process
 //
 // It prints a table of the four bars with their targets, whether each is
-// met, and the gRPC / direct ratio.
+// met, and the gRPC / direct ratio. Each workload also logs the process's
+// CPU time (user + system, clients included) per URL, and the latency
+// workload its Get latency percentiles up to p99.9, the longest Get and the
+// garbage collections during the run. -paths grpc measures one path only
+// (for its profiles); -trace writes a runtime/trace of each latency run.
 //
 // Queue delays are 0 in every workload: the numbers are the frontier's
 // throughput, not a politeness limit (with URLFrontier's default 1 s delay
@@ -40,6 +44,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +53,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
@@ -64,7 +70,8 @@ var (
 	workloads     = flag.String("workloads", "put,cycle,latency", "comma-separated workloads to run: put, cycle, latency, rss (the long one: 10 M URLs, about 7 minutes each way on 2 cores)")
 	rssURLs       = flag.Int("rss-urls", 10_000_000, "URLs in the rss workload")
 	rssQueues     = flag.Int("rss-queues", 1_000_000, "queues (hosts) in the rss workload")
-	cpuProf       = flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
+	cpuProf       = flag.String("cpuprofile", "", "write a CPU profile to `FILE` (of the whole run, or see -cpuprofile-latency)")
+	cpuProfLat    = flag.Bool("cpuprofile-latency", false, "restrict -cpuprofile to the latency runs (not the puts that fill their stores); with both paths, the file holds the last one")
 	memProf       = flag.String("memprofile", "", "write a heap profile to `FILE` at the end")
 	mutexProf     = flag.String("mutexprofile", "", "write a mutex contention profile to `FILE` at the end")
 	memLimit      = flag.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in MiB, as courtesy serve's --memory-limit-mib (0: none)")
@@ -72,6 +79,8 @@ var (
 	memtableMiB   = flag.Int("memtable-mib", 0, "Pebble memtable size in MiB (0: courtesy serve's)")
 	pebbleMetrics = flag.Bool("pebble-metrics", false, "print the store's Pebble metrics at the end of each rss workload")
 	blockProf     = flag.String("blockprofile", "", "write a blocking profile to `FILE` at the end")
+	traceFile     = flag.String("trace", "", "write a runtime/trace of each latency run to `FILE`.direct and `FILE`.grpc")
+	paths         = flag.String("paths", "direct,grpc", "comma-separated paths to measure: direct, grpc")
 	writers       = 8
 )
 
@@ -108,7 +117,20 @@ func open(serve bool) *store {
 		if err != nil {
 			log.Fatal(err)
 		}
-		s.g, _ = urlfrontier.NewGRPCServer(srv)
+		// The service's side of each GetURLs, as a trace region.
+		region := grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if !strings.HasSuffix(info.FullMethod, "/GetURLs") || !trace.IsEnabled() {
+				return h(srv, ss)
+			}
+			defer trace.StartRegion(ss.Context(), "GetURLs handler").End()
+			if md, ok := metadata.FromIncomingContext(ss.Context()); ok && len(md.Get("x-bench-get")) > 0 {
+				id := md.Get("x-bench-get")[0]
+				trace.Log(ss.Context(), "get-start", id)
+				defer trace.Log(ss.Context(), "get-end", id)
+			}
+			return h(srv, ss)
+		})
+		s.g, _ = urlfrontier.NewGRPCServer(srv, region)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			log.Fatal(err)
@@ -148,6 +170,10 @@ func (s *store) putRange(lo0, n int) float64 {
 	next.Store(int64(lo0))
 	var wg sync.WaitGroup
 	start := time.Now()
+	cpu0 := cpuTime()
+	defer func() {
+		logCPU("put", cpu0, n-lo0)
+	}()
 	for range writers {
 		wg.Add(1)
 		go func() {
@@ -205,6 +231,9 @@ func (s *store) putRange(lo0, n int) float64 {
 	return float64(n-lo0) / time.Since(start).Seconds()
 }
 
+// getIDs numbers the Gets of a traced run.
+var getIDs atomic.Int64
+
 // worker is one client of the cycle and latency workloads.
 type worker struct {
 	s   *store
@@ -247,6 +276,15 @@ func (w *worker) get(queues, perQueue int) []frontier.URLInfo {
 			out[i] = l.URLInfo
 		}
 		return out
+	}
+	if trace.IsEnabled() {
+		// Name the call in the trace on both sides (the service's
+		// interceptor logs the same id), so that a slow Get can be split
+		// into its request, the handler and its response.
+		id := fmt.Sprint(getIDs.Add(1))
+		ctx = metadata.AppendToOutgoingContext(ctx, "x-bench-get", id)
+		trace.Log(ctx, "get-send", id)
+		defer trace.Log(ctx, "get-done", id)
 	}
 	st, err := w.s.c.GetURLs(ctx, &pb.GetParams{MaxQueues: uint32(queues), MaxUrlsPerQueue: uint32(perQueue), DelayRequestable: 60,
 		Item: &pb.GetParams_AnyCrawlID{AnyCrawlID: &pb.AnyCrawlID{}}})
@@ -309,6 +347,8 @@ func (s *store) cycle(n int) float64 {
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
+	cpu0 := cpuTime()
+	defer func() { logCPU("cycle", cpu0, int(done.Load())) }()
 	for range writers {
 		wg.Add(1)
 		go func() {
@@ -332,13 +372,46 @@ func (s *store) cycle(n int) float64 {
 	return float64(done.Load()) / time.Since(start).Seconds()
 }
 
-// latency runs the clients for d and returns the Get latency p50 and p99
-// and the URLs served per second.
-func (s *store) latency(clients int, d time.Duration) (p50, p99 time.Duration, rate float64) {
+// latency runs the clients for d and returns the Get latencies, sorted,
+// and the URLs served per second. It logs the percentiles, the CPU time
+// per URL served and the collections of the run.
+func (s *store) latency(name string, clients int, d time.Duration) (lat []time.Duration, rate float64) {
 	var mu sync.Mutex
-	var lat []time.Duration
 	var served atomic.Int64
 	var wg sync.WaitGroup
+	if *traceFile != "" {
+		fh, err := os.Create(*traceFile + "." + name)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := trace.Start(fh); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			trace.Stop()
+			if err := fh.Close(); err != nil {
+				log.Fatal(err)
+			}
+		}()
+	}
+	if *cpuProf != "" && *cpuProfLat {
+		fh, err := os.Create(*cpuProf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := fh.Close(); err != nil {
+				log.Fatal(err)
+			}
+		}()
+	}
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0 := cpuTime()
 	end := time.Now().Add(d)
 	for range clients {
 		wg.Add(1)
@@ -349,7 +422,10 @@ func (s *store) latency(clients int, d time.Duration) (p50, p99 time.Duration, r
 			var mine []time.Duration
 			for time.Now().Before(end) {
 				t := time.Now()
-				urls := w.get(10, 1)
+				var urls []frontier.URLInfo
+				// A region per Get, so that the trace's region view tells
+				// where a slow one spent its time.
+				trace.WithRegion(context.Background(), "Get", func() { urls = w.get(10, 1) })
 				mine = append(mine, time.Since(t))
 				w.ackAll(urls, true)
 				served.Add(int64(len(urls)))
@@ -360,11 +436,27 @@ func (s *store) latency(clients int, d time.Duration) (p50, p99 time.Duration, r
 		}()
 	}
 	wg.Wait()
+	runtime.ReadMemStats(&ms1)
+	logCPU(name+" latency", cpu0, int(served.Load()))
 	slices.Sort(lat)
 	if len(lat) == 0 {
-		return 0, 0, 0
+		return nil, 0
 	}
-	return lat[len(lat)/2], lat[len(lat)*99/100], float64(served.Load()) / d.Seconds()
+	log.Printf("%s latency: %d Gets, p50 %v p90 %v p99 %v p99.9 %v max %v; %d GCs (%.1f/s), %v of stop-the-world pauses", name, len(lat),
+		pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 99.9), lat[len(lat)-1],
+		ms1.NumGC-ms0.NumGC, float64(ms1.NumGC-ms0.NumGC)/d.Seconds(), time.Duration(ms1.PauseTotalNs-ms0.PauseTotalNs))
+	return lat, float64(served.Load()) / d.Seconds()
+}
+
+// pct returns the p-th percentile of the sorted lat.
+func pct(lat []time.Duration, p float64) time.Duration {
+	return lat[min(int(float64(len(lat))*p/100), len(lat)-1)].Round(time.Microsecond)
+}
+
+// logCPU logs the process's CPU time since cpu0 per URL handled.
+func logCPU(what string, cpu0 time.Duration, urls int) {
+	cpu := cpuTime() - cpu0
+	log.Printf("%s: %.2f CPU s for %d URLs, %.1f µs per URL", what, cpu.Seconds(), urls, float64(cpu.Microseconds())/float64(max(urls, 1)))
 }
 
 // procStatus returns a field of /proc/self/status in MiB (Linux).
@@ -448,7 +540,22 @@ func main() {
 	}
 	var put, cyc, rate, mem result
 	var p50, p99 [2]time.Duration
+	measure := map[bool]bool{}
+	for _, p := range strings.Split(*paths, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case "direct":
+			measure[false] = true
+		case "grpc":
+			measure[true] = true
+		case "":
+		default:
+			log.Fatalf("-paths: unknown path %q (want direct, grpc)", p)
+		}
+	}
 	for i, serve := range []bool{false, true} {
+		if !measure[serve] {
+			continue
+		}
 		name := map[bool]string{false: "direct", true: "gRPC"}[serve]
 		set := func(r *result, v float64) {
 			r.ran = true
@@ -476,8 +583,10 @@ func main() {
 		if run["latency"] {
 			s := open(serve)
 			s.put(*nURLs)
-			var r2 float64
-			p50[i], p99[i], r2 = s.latency(*nClients, *duration)
+			lat, r2 := s.latency(map[bool]string{false: "direct", true: "grpc"}[serve], *nClients, *duration)
+			if len(lat) > 0 {
+				p50[i], p99[i] = pct(lat, 50), pct(lat, 99)
+			}
 			log.Printf("%s latency: p50 %v p99 %v, %.0f URLs/s", name, p50[i], p99[i], r2)
 			s.close()
 			set(&rate, r2)
@@ -512,7 +621,7 @@ func main() {
 // profiles starts the profiles the flags ask for; the returned function
 // writes them.
 func profiles() func() {
-	if *cpuProf != "" {
+	if *cpuProf != "" && !*cpuProfLat {
 		fh, err := os.Create(*cpuProf)
 		if err != nil {
 			log.Fatal(err)
@@ -528,7 +637,7 @@ func profiles() func() {
 		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
 	}
 	return func() {
-		if *cpuProf != "" {
+		if *cpuProf != "" && !*cpuProfLat {
 			pprof.StopCPUProfile()
 		}
 		for _, p := range []struct{ name, file string }{{"heap", *memProf}, {"mutex", *mutexProf}, {"block", *blockProf}} {

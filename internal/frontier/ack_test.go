@@ -521,3 +521,158 @@ func TestSweepClearsOnlyTouchedLeases(t *testing.T) {
 	}
 	checkConsistent(t, fx)
 }
+
+// TestAckWritesOnlyChangedQueues checks that a refetch acknowledged in the
+// URL's own queue, which leaves the queue's counters as they were, does not
+// rewrite the queue record, that a completion does, and that the store
+// stays consistent across a reopen.
+func TestAckWritesOnlyChangedQueues(t *testing.T) {
+	fx := newFixture(t)
+	fx.put(disc("http://a.test/1"), disc("http://a.test/2"), disc("http://b.test/1"))
+	got := fx.get(GetParams{Key: "a.test", MaxURLsPerQueue: 1})
+	if len(got) != 1 {
+		t.Fatalf("Get: %v", got)
+	}
+	w0 := fx.f.queueWrites.Load()
+	fx.ack(got[0], fx.clk.Now().Add(time.Hour))
+	if w := fx.f.queueWrites.Load(); w != w0 {
+		t.Errorf("refetch in its own queue wrote %d queue records, want 0", w-w0)
+	}
+	got = fx.get(GetParams{Key: "a.test", MaxURLsPerQueue: 1})
+	if len(got) != 1 {
+		t.Fatalf("Get: %v", got)
+	}
+	fx.ack(got[0], time.Time{})
+	if w := fx.f.queueWrites.Load(); w != w0+1 {
+		t.Errorf("completion wrote %d queue records, want 1", w-w0)
+	}
+	checkConsistent(t, fx)
+	fx.reopen()
+	checkConsistent(t, fx)
+	if st := fx.f.Stats("", "a.test"); st.Size != 1 || st.Counts()["completed"] != 1 {
+		t.Errorf("after reopen: %+v", st)
+	}
+}
+
+// TestRefetchCyclesSurviveCompaction checks the single deletes of queue
+// entries: URLs refetched many times, with the memtables flushed and the
+// store compacted between rounds (where a single delete meets its set),
+// leave exactly one entry each, and each is served once after a reopen.
+func TestRefetchCyclesSurviveCompaction(t *testing.T) {
+	fx := newFixture(t)
+	var urls []string
+	for i := range 40 {
+		u := fmt.Sprintf("http://h%d.test/%d", i%5, i)
+		urls = append(urls, u)
+		fx.put(disc(u))
+	}
+	for round := range 12 {
+		got := fx.get(GetParams{AnyCrawl: true})
+		if len(got) != len(urls) {
+			t.Fatalf("round %d: Get served %d URLs, want %d", round, len(got), len(urls))
+		}
+		for _, u := range got {
+			fx.ack(u, fx.clk.Now())
+		}
+		fx.clk.Advance(time.Second)
+		if err := fx.db.Pebble().Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if round%3 == 2 {
+			if err := fx.db.Pebble().Compact(context.Background(), []byte(prefixEntry), []byte("F/r"), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkConsistent(t, fx)
+	}
+	fx.reopen()
+	checkConsistent(t, fx)
+	got := fx.get(GetParams{AnyCrawl: true})
+	slices.Sort(got)
+	want := slices.Clone(urls)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("after reopen Get served %d URLs, want the %d, once each", len(got), len(want))
+	}
+}
+
+// TestCommitYieldsBetweenSlices checks that the committer lets Get take
+// the lock between slices of a long group (yieldLocked) in each of its
+// locked sections, that a Get there is served, and that the group comes
+// out as if it had held the lock throughout.
+func TestCommitYieldsBetweenSlices(t *testing.T) {
+	const n = 4 * commitSlice
+	fx := newFixture(t)
+	var items []Item
+	for i := range n {
+		items = append(items, disc(fmt.Sprintf("http://h%d.test/%d", i%8, i)))
+	}
+	fx.put(items...)
+	if got := fx.get(GetParams{Lease: time.Hour}); len(got) != n {
+		t.Fatalf("leased %d URLs, want %d", len(got), n)
+	}
+	fx.put(disc("http://other.test/"))
+	yields := 0
+	var during []string
+	fx.f.testHookYield = func() {
+		yields++
+		ls, err := fx.f.Get(context.Background(), GetParams{Lease: 2 * time.Hour})
+		if err != nil {
+			t.Error(err)
+		}
+		for _, l := range ls {
+			during = append(during, l.URL)
+		}
+	}
+	var acks []Item
+	for _, it := range items {
+		acks = append(acks, known(it.Info.URL, fx.clk.Now().Add(time.Hour)))
+	}
+	fx.put(acks...)
+	fx.f.testHookYield = nil
+	// The lease lookups, the batch, the read-ahead patches and the lease
+	// releases each yield every commitSlice items.
+	if min := 3*n/commitSlice - 1; yields < min {
+		t.Errorf("committer yielded %d times in a group of %d acks, want at least %d", yields, n, min)
+	}
+	if !slices.Equal(during, []string{"http://other.test/"}) {
+		t.Errorf("Gets between slices served %v, want other.test's URL once", during)
+	}
+	checkConsistent(t, fx)
+	if s := fx.f.Stats("", ""); s.Size != n+1 || s.InProcess != 1 {
+		t.Errorf("stats = %+v, want %d queued, 1 in process", s, n+1)
+	}
+	fx.clk.Advance(time.Hour)
+	if got := fx.get(GetParams{}); len(got) != n {
+		t.Errorf("after the refetch time Get served %d URLs, want %d", len(got), n)
+	}
+}
+
+// TestCommitScratchReused: the committer's per-group maps and slices are
+// emptied and reused, except after a group too large to keep room for.
+func TestCommitScratchReused(t *testing.T) {
+	var s commitScratch
+	s.reset()
+	s.written[seenKey{cid: 1}] = urlRecord{}
+	s.ahead = append(s.ahead, aheadOp{val: []byte("x")})
+	w := s.written
+	s.reset()
+	if len(s.written) != 0 || len(s.ahead) != 0 || cap(s.ahead) == 0 {
+		t.Fatalf("after reset: %d written, %d/%d ahead", len(s.written), len(s.ahead), cap(s.ahead))
+	}
+	if s.ahead[:1][0].val != nil {
+		t.Error("reset slice still points at the last group's values")
+	}
+	s.written[seenKey{cid: 2}] = urlRecord{}
+	if len(w) != 1 {
+		t.Error("written map not reused")
+	}
+	for i := range scratchKeep + 1 {
+		s.written[seenKey{cid: uint32(i)}] = urlRecord{}
+	}
+	s.ahead = make([]aheadOp, scratchKeep+1)
+	s.reset()
+	if len(w) != scratchKeep+1 || s.ahead != nil {
+		t.Errorf("large scratch kept: map %d (want a new one), ahead cap %d", len(s.written), cap(s.ahead))
+	}
+}

@@ -11,6 +11,29 @@ import (
 // maxGroup bounds the operations one commit gathers.
 const maxGroup = 512
 
+// commitSlice bounds the items (or read-ahead patches, or lease releases)
+// the committer handles in one hold of Frontier.mu: a group of 512
+// acknowledgements of ten URLs each held the lock for milliseconds, and
+// every Get waited behind it. Between two slices the committer lets the
+// lock go (yieldLocked), so a Get waits at most about one slice for it
+// (Go's mutex hands the lock to a waiter that waited over a millisecond).
+// Everything a Get can see between two slices it could already see in the
+// windows before and after the batch is applied: queue records counting
+// entries not yet in the store (served from the store: the queue's
+// read-ahead is held), leases being acknowledged (kept until the commit),
+// leases released after it (a Get made then reads the applied batch).
+const commitSlice = 64
+
+// yieldLocked lets Frontier.mu go and takes it again (committer only),
+// so that the callers waiting for it go first.
+func (f *Frontier) yieldLocked() {
+	f.mu.Unlock()
+	if f.testHookYield != nil {
+		f.testHookYield()
+	}
+	f.mu.Lock()
+}
+
 // op is one mutation handed to the committer.
 type op struct {
 	// put: items and their statuses (statuses[i] is preset to Skipped for
@@ -231,6 +254,65 @@ type seenKey struct {
 	h   urlHash
 }
 
+// queueCounts are the counters of a queue record that items change.
+type queueCounts struct{ queued, completed uint64 }
+
+// commitScratch is the working memory of one commit group, kept from one
+// group to the next so that a group of acknowledgements does not allocate
+// its maps again (committer only).
+type commitScratch struct {
+	// written holds the URL records the group wrote, for a later item
+	// of the group about the same URL (a discovered copy is then known;
+	// an acknowledgement finds the record).
+	written map[seenKey]urlRecord
+	// touched holds the queues the group's items write, with their
+	// counters before the group.
+	touched map[*queue]queueCounts
+	// ahead lists the group's entry writes, in batch order, for the
+	// queues' read-aheads (ahead.go).
+	ahead []aheadOp
+	// release lists the leases the group's acknowledgements end; sweep
+	// the URLs whose entry a Known item deletes while no lease holds them
+	// (sweepLeasesLocked).
+	release []*lease
+	sweep   []leaseRef
+	// inserted lists the URLs new to the store, for Frontier.recent.
+	inserted []seenKey
+}
+
+// scratchKeep bounds the entries a scratch map or slice keeps its room
+// for after a group: a group of many large puts (up to 512 × 1,000 items)
+// would otherwise pin its maps' memory for good.
+const scratchKeep = 4096
+
+// reset empties s for the next group.
+func (s *commitScratch) reset() {
+	if s.written == nil || len(s.written) > scratchKeep {
+		s.written = map[seenKey]urlRecord{}
+	} else {
+		clear(s.written)
+	}
+	if s.touched == nil || len(s.touched) > scratchKeep {
+		s.touched = map[*queue]queueCounts{}
+	} else {
+		clear(s.touched)
+	}
+	s.ahead = resetSlice(s.ahead)
+	s.release = resetSlice(s.release)
+	s.sweep = resetSlice(s.sweep)
+	s.inserted = resetSlice(s.inserted)
+}
+
+// resetSlice empties a scratch slice, dropping what it points to, or
+// forgets it when it grew past scratchKeep.
+func resetSlice[T any](v []T) []T {
+	if cap(v) > scratchKeep {
+		return nil
+	}
+	clear(v)
+	return v[:0]
+}
+
 // commitGroup applies group to the store. When an operation of the group
 // waits for an answer, the batch is committed with a WAL fsync whose wait is
 // left to the caller (the returned batch, to SyncWait and Close); otherwise
@@ -255,8 +337,12 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	gen := f.gen.Load()
 	f.mu.Lock()
 	cids := make(map[string]uint32, 1)
+	units := 0
 	for _, o := range group {
 		for i := range o.norm {
+			if units++; units%commitSlice == 0 {
+				f.yieldLocked()
+			}
 			n := &o.norm[i]
 			c := f.mu.crawls[n.crawl]
 			if c == nil {
@@ -311,7 +397,8 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			n.found, n.rec = true, rec
 		}
 	}
-	var inserted []seenKey
+	sc := &f.scratch
+	sc.reset()
 
 	b := f.db.NewBatch()
 	pending := false // b is handed to the sync waiter
@@ -321,36 +408,30 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		}
 	}()
 	sync := false
-	var release []*lease
-	// sweep lists the URLs whose queue entry a Known item of this group
-	// deletes while no lease holds them; see sweepLeasesLocked.
-	var sweep []leaseRef
-	touched := map[*queue]struct{}{}
-	// ahead lists the group's entry writes, in batch order, for the
-	// queues' read-aheads (ahead.go); holdAll is set by an admin
-	// operation.
-	var ahead []aheadOp
+	// touch records the counters of a queue the group's items write
+	// before they change them: a queue whose counters the group leaves as
+	// they were (a refetch acknowledged in its own queue takes one URL out
+	// and puts one back) has its record written only if something else
+	// marked it dirty.
+	touch := func(q *queue) {
+		if _, ok := sc.touched[q]; !ok {
+			sc.touched[q] = queueCounts{q.rec.queued, q.rec.completed}
+		}
+	}
+	// recordAhead lists the group's entry writes in sc.ahead; holdAll is
+	// set by an admin operation.
 	holdAll := false
 	aheadOn := f.aheadOn()
 	recordAhead := func(q *queue, pos entryPos, val []byte) {
 		if aheadOn {
 			q.aheadHold++
-			ahead = append(ahead, aheadOp{q: q, pos: pos, val: val})
+			sc.ahead = append(sc.ahead, aheadOp{q: q, pos: pos, val: val})
 		}
 	}
 
 	f.mu.Lock()
+	units = 0
 	now := f.opts.Now()
-	var inGroup map[seenKey]bool
-	// written holds the records this group wrote, for a later item of the
-	// same group about the same URL (discovered, then acknowledged).
-	var written map[seenKey]urlRecord
-	remember := func(k seenKey, r urlRecord) {
-		if written == nil {
-			written = map[seenKey]urlRecord{}
-		}
-		written[k] = r
-	}
 	for _, o := range group {
 		if o.done != nil {
 			sync = true
@@ -379,38 +460,35 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			if n.skip {
 				continue
 			}
+			if units++; units%commitSlice == 0 {
+				f.yieldLocked()
+			}
 			it := &o.items[i]
 			c := f.crawlLocked(n.crawl, true)
 			q := f.queueLocked(c, n.key, true)
 			if !it.Known {
 				sk := seenKey{c.cid, n.hash}
-				if n.found || inGroup[sk] {
+				if _, ok := sc.written[sk]; n.found || ok {
 					o.statuses[i] = Skipped
 					continue
 				}
-				if inGroup == nil {
-					inGroup = map[seenKey]bool{}
-				}
-				inGroup[sk] = true
-				inserted = append(inserted, sk)
-				f.seen.add(fingerprint(c.cid, n.hash))
+				sc.inserted = append(sc.inserted, sk)
 				f.mu.seq++
 				pos := entryPos{prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
 				rec := urlRecord{state: stateQueued, qid: q.rec.qid, pos: pos, created: now.Unix()}
 				b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
-				remember(sk, rec)
+				sc.written[sk] = rec
 				val := encodeEntry(n.hash, it.Info.URL, it.Info.Metadata, rec.created)
 				b.Set(entryKey(c.cid, q.rec.qid, pos), val, nil)
 				recordAhead(q, pos, val)
+				touch(q)
 				q.rec.queued++
-				f.mu.dirty[q] = struct{}{}
-				touched[q] = struct{}{}
 				o.statuses[i] = OK
 				continue
 			}
 			// Known: overwrite, ending any lease.
 			created := now.Unix()
-			if r, ok := written[seenKey{c.cid, n.hash}]; ok {
+			if r, ok := sc.written[seenKey{c.cid, n.hash}]; ok {
 				n.found, n.rec = true, r
 			} else if n.leased && f.mu.purged[seenKey{c.cid, n.hash}] {
 				// PurgeURLs removed the URL earlier in this group, after
@@ -420,9 +498,17 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			if n.found {
 				created = n.rec.created
 				if oq := c.byQID(n.rec.qid); oq != nil {
+					touch(oq)
 					switch n.rec.state {
 					case stateQueued:
-						b.Delete(entryKey(c.cid, n.rec.qid, n.rec.pos), nil)
+						// An entry key is set once (its sequence number is
+						// new: Frontier.mu.seq starts from the clock at
+						// Open, past the last run's) and deleted once, so a
+						// single delete may annihilate with the set in a
+						// flush or compaction instead of leaving a tombstone
+						// that Get's iterators step over until it reaches
+						// the last level.
+						b.SingleDelete(entryKey(c.cid, n.rec.qid, n.rec.pos), nil)
 						recordAhead(oq, n.rec.pos, nil)
 						if oq.rec.queued > 0 {
 							oq.rec.queued--
@@ -435,16 +521,16 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					}
 					if l := oq.leased[n.hash]; l != nil {
 						l.acking = true
-						release = append(release, l)
+						sc.release = append(sc.release, l)
 					} else if n.rec.state == stateQueued {
-						sweep = append(sweep, leaseRef{oq, n.hash})
+						sc.sweep = append(sc.sweep, leaseRef{oq, n.hash})
 					}
-					f.mu.dirty[oq] = struct{}{}
-					touched[oq] = struct{}{}
 				}
 			}
+			touch(q)
 			if h := it.Hold.UnixNano(); !it.Hold.IsZero() && h > q.rec.blocked {
 				q.rec.blocked = h // rescheduled with the touched queues below
+				f.mu.dirty[q] = struct{}{}
 			}
 			rec := urlRecord{qid: q.rec.qid, created: created}
 			if it.RefetchFrom.IsZero() {
@@ -463,17 +549,22 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				q.rec.queued++
 			}
 			b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
-			remember(seenKey{c.cid, n.hash}, rec)
-			f.mu.dirty[q] = struct{}{}
-			touched[q] = struct{}{}
+			// The written record also stops a later discovered copy in
+			// this group.
+			sc.written[seenKey{c.cid, n.hash}] = rec
 			o.statuses[i] = OK
-			// A new inGroup entry stops a later discovered copy in this group.
-			if inGroup == nil {
-				inGroup = map[seenKey]bool{}
+			if !n.found {
+				// A URL new to the store, as a discovered one. (One that
+				// was stored already, the common case of an
+				// acknowledgement, is known to every seen-test since its
+				// first insert, which is remembered for them.)
+				sc.inserted = append(sc.inserted, seenKey{c.cid, n.hash})
 			}
-			inGroup[seenKey{c.cid, n.hash}] = true
-			inserted = append(inserted, seenKey{c.cid, n.hash})
-			f.seen.add(fingerprint(c.cid, n.hash))
+		}
+	}
+	for q, r := range sc.touched {
+		if (queueCounts{q.rec.queued, q.rec.completed}) != r {
+			f.mu.dirty[q] = struct{}{}
 		}
 	}
 	for c := range f.mu.dirtyCrw {
@@ -487,11 +578,18 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 			continue
 		}
 		b.Set(queueKey(q.crawl.cid, q.key), q.rec.encode(), nil)
+		f.queueWrites.Add(1)
 	}
 	clear(f.mu.dirtyCrw)
 	clear(f.mu.dirty)
 	f.mu.purged = nil
 	f.mu.Unlock()
+	// The seen cache is lock-free, and adding to it is a cache miss per
+	// URL (32 MiB of slots): it is done after the lock, still before the
+	// batch is applied, as it was under the lock.
+	for _, k := range sc.inserted {
+		f.seen.add(fingerprint(k.cid, k.h))
+	}
 
 	if f.testHookBeforeApply != nil {
 		f.testHookBeforeApply()
@@ -514,9 +612,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		f.forgetRecentGroup(gen + 1 - recentGroups)
 	}
 	slot := &f.recentRing[gen%recentGroups]
-	*slot = append((*slot)[:0], inserted...)
-	f.recentCount += len(inserted)
-	for _, k := range inserted {
+	*slot = append((*slot)[:0], sc.inserted...)
+	f.recentCount += len(sc.inserted)
+	for _, k := range sc.inserted {
 		f.recent[k] = gen + 1
 	}
 	for f.recentCount > f.recentMax && f.recentFloor <= gen {
@@ -529,8 +627,13 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 
 	f.mu.Lock()
 	// The batch is applied: bring the read-aheads of the queues it wrote
-	// up to date and let Get use them again.
-	for _, a := range ahead {
+	// up to date and let Get use them again. (A queue whose patches are
+	// not all applied is still held: Get reads the applied store.)
+	units = 0
+	for _, a := range sc.ahead {
+		if units++; units%commitSlice == 0 {
+			f.yieldLocked()
+		}
 		a.q.aheadHold--
 		f.patchAheadLocked(a)
 	}
@@ -538,12 +641,20 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 		f.mu.ahead.holdAll--
 	}
 	f.trimAheadLocked()
-	for _, l := range release {
+	for _, l := range sc.release {
+		if units++; units%commitSlice == 0 {
+			f.yieldLocked()
+		}
 		l.acking = false
 		f.releaseLocked(l)
 	}
-	sweepLeasesLocked(sweep)
-	for q := range touched {
+	// A lease made between two slices above read the applied batch: the
+	// sweep clears its record too, which only costs its ack a read.
+	sweepLeasesLocked(sc.sweep)
+	for q := range sc.touched {
+		if units++; units%commitSlice == 0 {
+			f.yieldLocked()
+		}
 		f.unparkLocked(q)
 		q.nextDue = 0
 		f.rescheduleLocked(q)

@@ -224,6 +224,29 @@ func decodeEntry(b []byte) (entry, error) {
 	return e, nil
 }
 
+// checkEntry checks a queue entry as decodeEntry does, without
+// allocating, and returns its creation time (Get checks under the lock,
+// and decodes after it).
+func checkEntry(b []byte) (created int64, hasCreated bool, err error) {
+	if len(b) < hashLen {
+		return 0, false, errCorrupt
+	}
+	d := decoder{b: b[hashLen:]}
+	d.bytes()
+	d.skipMetadata()
+	if d.err == nil && len(d.b) > 0 {
+		if d.byte() != entryTagCreated {
+			d.fail()
+		}
+		created = d.varint()
+		hasCreated = true
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return 0, false, errCorrupt
+	}
+	return created, hasCreated, nil
+}
+
 func appendMetadata(b []byte, md map[string][]string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(md)))
 	for k, vs := range md {
@@ -402,6 +425,19 @@ func (d *decoder) metadata() map[string][]string {
 		md[k] = vs
 	}
 	return md
+}
+
+// skipMetadata reads past what metadata would decode, failing where it
+// would.
+func (d *decoder) skipMetadata() {
+	n := d.uvarint(maxMetadataEntries)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		d.bytes()
+		nv := d.uvarint(maxMetadataEntries)
+		for j := uint64(0); j < nv && d.err == nil; j++ {
+			d.bytes()
+		}
+	}
 }
 
 func corrupt(what string, err error) error {

@@ -68,7 +68,14 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		decodeCrawlRecord(b)
-		if e, err := decodeEntry(b); err == nil {
+		// Get checks an entry under its lock with checkEntry and decodes
+		// it after: they must accept the same entries.
+		e, err := decodeEntry(b)
+		created, hasCreated, cerr := checkEntry(b)
+		if (err == nil) != (cerr == nil) || err == nil && (created != e.created || hasCreated != e.hasCreated) {
+			t.Errorf("checkEntry = %d, %v, %v; decodeEntry = %+v, %v", created, hasCreated, cerr, e, err)
+		}
+		if err == nil {
 			e2, err := decodeEntry(encodeEntry(e.hash, e.url, e.md, e.created))
 			if err != nil || e2.hash != e.hash || e2.url != e.url || len(e2.md) != len(e.md) || !e2.hasCreated || e2.created != e.created {
 				t.Errorf("entry re-encode mismatch: %+v vs %+v (%v)", e, e2, err)

@@ -208,6 +208,11 @@ type Frontier struct {
 	// recentMax is maxRecent; tests lower it.
 	recentMax int
 
+	// scratch is the commit group's working memory (committer only).
+	scratch commitScratch
+	// queueWrites counts the queue records the committer wrote; tests
+	// read it.
+	queueWrites atomic.Uint64
 	// recordReads counts the URL records the committer read for Known
 	// items (acks not answered by their lease); tests read it.
 	recordReads atomic.Uint64
@@ -222,6 +227,10 @@ type Frontier struct {
 	// applied, before Frontier.mu is taken again.
 	testHookBeforeApply func()
 	testHookAfterApply  func()
+	// testHookYield, when set (tests only, before the first Put), runs in
+	// the committer each time it lets Frontier.mu go between two slices
+	// of a group (yieldLocked), while the lock is free.
+	testHookYield func()
 
 	// syncErr is the first failed WAL fsync (set by the sync waiter); every
 	// later operation fails with it.
@@ -248,6 +257,7 @@ type Frontier struct {
 		nextCID  uint32
 		seq      uint64
 		leases   leaseHeap
+		gets     uint64 // Get calls, numbering them (getter.id)
 		dirty    map[*queue]struct{}
 		dirtyCrw map[*crawl]struct{}
 		wake     chan struct{}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/courtesy-crawler/courtesy/internal/fakeclock"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
@@ -590,4 +592,116 @@ func TestLookup(t *testing.T) {
 	if _, err := fx.f.Lookup(context.Background(), "", "http://a.test/y"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown URL: err = %v, want ErrNotFound", err)
 	}
+}
+
+// TestGetCorruptEntry: Get checks an entry under its lock (checkEntry) and
+// decodes it after; a corrupt entry fails the Get before anything is
+// leased, and other queues are still served.
+func TestGetCorruptEntry(t *testing.T) {
+	fx := newFixture(t)
+	fx.put(disc("http://a.test/"), disc("http://b.test/"))
+	var key []byte
+	if err := scan(fx.f.db, []byte(prefixEntry), func(k, v []byte) error {
+		if e, err := decodeEntry(v); err == nil && e.url == "http://a.test/" {
+			key = slices.Clone(k)
+		}
+		return nil
+	}); err != nil || key == nil {
+		t.Fatalf("entry of a.test not found (%v)", err)
+	}
+	h := hashURL("http://a.test/")
+	if err := fx.f.db.Set(key, append(h[:], 0x7f, 'x'), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	fx.reopen()
+	if _, err := fx.f.Get(context.Background(), GetParams{Key: "a.test"}); !errors.Is(err, errCorrupt) {
+		t.Errorf("Get of the corrupt entry: %v, want errCorrupt", err)
+	}
+	if s := fx.f.Stats("", "a.test"); s.InProcess != 0 {
+		t.Errorf("corrupt entry leased: %+v", s)
+	}
+	if got := fx.get(GetParams{Key: "b.test"}); !slices.Equal(got, []string{"http://b.test/"}) {
+		t.Errorf("Get of another queue = %v", got)
+	}
+}
+
+// TestReadyHeapKeys: the ready heap keeps each queue's keys beside it;
+// they must match the queue's and its position after every kind of
+// change (served, parked, acknowledged, blocked, delayed).
+func TestReadyHeapKeys(t *testing.T) {
+	fx := newFixtureWith(t, Options{DefaultDelay: time.Second})
+	check := func(when string) {
+		t.Helper()
+		fx.f.mu.Lock()
+		defer fx.f.mu.Unlock()
+		for _, c := range fx.f.mu.crawls {
+			for i, e := range c.ready {
+				if e.q.heapIdx != i || e.readyAt != e.q.readyAt || e.qid != e.q.rec.qid {
+					t.Fatalf("%s: heap[%d] = {%d %d} for queue %s at %d, readyAt %d, qid %d", when, i, e.readyAt, e.qid, e.q.key, e.q.heapIdx, e.q.readyAt, e.q.rec.qid)
+				}
+				if i > 0 && c.ready.Less(i, (i-1)/2) {
+					t.Fatalf("%s: heap order broken at %d", when, i)
+				}
+			}
+		}
+	}
+	for i := range 60 {
+		fx.put(disc(fmt.Sprintf("http://h%d.test/%d", i%12, i)))
+	}
+	check("after puts")
+	ctx := context.Background()
+	for round := range 8 {
+		ls, err := fx.f.Get(ctx, GetParams{MaxQueues: 5, MaxURLsPerQueue: 1, Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprint("round ", round, " get"))
+		for j, l := range ls {
+			switch j % 3 {
+			case 0:
+				fx.ack(l.URL, fx.clk.Now().Add(time.Duration(j)*time.Second))
+			case 1:
+				fx.f.Release(l.URLInfo)
+			}
+		}
+		if err := fx.f.BlockQueueUntil(ctx, "", fmt.Sprintf("h%d.test", round), fx.clk.Now().Add(3*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := fx.f.SetDelay(ctx, "", fmt.Sprintf("h%d.test", round+3), 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprint("round ", round, " acks"))
+		fx.clk.Advance(700 * time.Millisecond)
+	}
+}
+
+// TestPutSeenTestSorted: Put looks the URLs its seen cache does not answer
+// up in key order; each item still gets its own status, across crawls and
+// with duplicates inside the batch.
+func TestPutSeenTestSorted(t *testing.T) {
+	fx := newFixtureWith(t, Options{SeenCacheEntries: 1})
+	var first []Item
+	for i := range 50 {
+		first = append(first, Item{Info: URLInfo{URL: fmt.Sprintf("http://h%d.test/%d", i%5, i), CrawlID: []string{"a", "b"}[i%2]}})
+	}
+	fx.put(first...)
+	fx.f.seen.reset() // answer from the store, not the cache
+	var items []Item
+	var want []Status
+	for i := range 100 {
+		it := Item{Info: URLInfo{URL: fmt.Sprintf("http://h%d.test/%d", i%5, i), CrawlID: []string{"a", "b"}[i%2]}}
+		items = append(items, it)
+		if i < 50 {
+			want = append(want, Skipped)
+		} else {
+			want = append(want, OK)
+		}
+	}
+	items = append(items, items[70], Item{Info: URLInfo{URL: items[3].Info.URL, CrawlID: "c"}})
+	want = append(want, Skipped, OK)
+	got := fx.put(items...)
+	if !slices.Equal(got, want) {
+		t.Errorf("statuses = %v, want %v", got, want)
+	}
+	checkConsistent(t, fx)
 }

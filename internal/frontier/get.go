@@ -21,7 +21,34 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 		return nil, err
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	g, err := f.getLocked(p)
+	f.mu.Unlock()
+	if err != nil || g == nil || len(g.out) == 0 {
+		return nil, err
+	}
+	// Decode the entries leased once the lock is free: the URL and its
+	// metadata are most of the allocations of a Get, and every other Get
+	// and the committer wait while the lock is held. The values are not
+	// changed once read (read-ahead entries are replaced, never written),
+	// and getter.lease checked them.
+	expires := time.Unix(0, g.expires)
+	out := make([]Lease, len(g.out))
+	for i, t := range g.out {
+		e, err := decodeEntry(t.val)
+		if err != nil {
+			return nil, corrupt("queue entry", err)
+		}
+		out[i] = Lease{
+			URLInfo: URLInfo{URL: e.url, Key: t.key, CrawlID: t.crawl, Metadata: e.md, Priority: t.pos.prio, Depth: int(t.pos.depth)},
+			Expires: expires,
+		}
+	}
+	return out, nil
+}
+
+// getLocked leases the URLs Get returns; their entries are in the
+// getter's out.
+func (f *Frontier) getLocked(p GetParams) (*getter, error) {
 	if f.mu.closed {
 		return nil, ErrClosed
 	}
@@ -35,7 +62,11 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 	if leaseDur <= 0 {
 		leaseDur = f.opts.DefaultLease
 	}
-	g := getter{f: f, p: p, now: now, expires: now + int64(leaseDur), budget: f.opts.MaxURLsPerGet}
+	f.mu.gets++
+	g := &getter{f: f, p: p, id: f.mu.gets, now: now, expires: now + int64(leaseDur), budget: f.opts.MaxURLsPerGet}
+	if p.MaxQueues > 0 && p.MaxURLsPerQueue > 0 {
+		g.out = make([]leased, 0, min(p.MaxQueues*p.MaxURLsPerQueue, g.budget, 1024))
+	}
 	defer g.close()
 
 	if p.Key != "" {
@@ -53,7 +84,7 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 				return nil, err
 			}
 		}
-		return g.out, nil
+		return g, nil
 	}
 	var crawls []*crawl
 	if p.AnyCrawl {
@@ -65,20 +96,19 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 		crawls = append(crawls, c)
 	}
 	queues := 0
-	served := map[*queue]bool{}
 	for _, c := range crawls {
 		if len(c.parkedAt) > 0 {
 			f.unparkBelowLocked(c, p.MaxURLsPerQueue)
 		}
 		for len(c.ready) > 0 && c.ready[0].readyAt <= now && g.budget > 0 {
 			if p.MaxQueues > 0 && queues >= p.MaxQueues {
-				return g.out, nil
+				return g, nil
 			}
-			q := c.ready[0]
-			if served[q] {
+			q := c.ready[0].q
+			if q.servedBy == g.id {
 				break // every other ready queue has had its turn
 			}
-			served[q] = true
+			q.servedBy = g.id
 			n := len(g.out)
 			if err := g.serve(q); err != nil {
 				return nil, err
@@ -88,17 +118,19 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 			}
 		}
 	}
-	return g.out, nil
+	return g, nil
 }
 
 // getter carries one Get call's state.
 type getter struct {
-	f       *Frontier
-	p       GetParams
+	f *Frontier
+	p GetParams
+	// id numbers the Get (Frontier.mu.gets), to mark the queues it served.
+	id      uint64
 	now     int64
 	expires int64
 	budget  int
-	out     []Lease
+	out     []leased
 	// it reads the queues of this call, one after another (SetBounds):
 	// a Pebble iterator per queue served cost about 4 % of a crawl's CPU.
 	it *pebble.Iterator
@@ -276,18 +308,24 @@ func (g *getter) serveStore(q *queue, r *readAhead, n, served int) (int, int64, 
 				break
 			}
 			extra++
-		} else {
-			leased, err := g.lease(q, pos, v)
-			if err != nil {
-				return 0, 0, err
+			if filling {
+				f.appendAheadLocked(r, pos, slices.Clone(v))
 			}
-			if leased {
-				served++
-				done = served >= n
-			}
+			continue
+		}
+		// The value outlives the iterator's buffer: in the read-ahead,
+		// and in the lease's entry decoded by Get after the lock.
+		v = slices.Clone(v)
+		leased, err := g.lease(q, pos, v)
+		if err != nil {
+			return 0, 0, err
+		}
+		if leased {
+			served++
+			done = served >= n
 		}
 		if filling {
-			f.appendAheadLocked(r, pos, slices.Clone(v))
+			f.appendAheadLocked(r, pos, v)
 		}
 	}
 	if err := it.Error(); err != nil {
@@ -302,8 +340,16 @@ func (g *getter) serveStore(q *queue, r *readAhead, n, served int) (int, int64, 
 	return served, futureDue, nil
 }
 
+// leased is an entry a Get leased: its value is decoded after the lock.
+type leased struct {
+	key, crawl string
+	pos        entryPos
+	val        []byte // not changed once read
+}
+
 // lease leases the URL of the entry at pos with value v to the caller,
-// unless it is leased already, and reports whether it did.
+// unless it is leased already, and reports whether it did. v must stay
+// unchanged until Get returns.
 func (g *getter) lease(q *queue, pos entryPos, v []byte) (bool, error) {
 	f := g.f
 	if len(v) < hashLen {
@@ -314,22 +360,19 @@ func (g *getter) lease(q *queue, pos entryPos, v []byte) (bool, error) {
 	if _, leased := q.leased[h]; leased {
 		return false, nil
 	}
-	e, err := decodeEntry(v)
+	created, hasCreated, err := checkEntry(v)
 	if err != nil {
 		return false, corrupt("queue entry", err)
 	}
 	// The entry and its key are the URL record (state queued, this queue,
 	// pos): the committer writes them together. The lease keeps them for
 	// the ack (commitGroup).
-	l := &lease{q: q, hash: h, expires: g.expires, hasRec: e.hasCreated, pos: pos, created: e.created}
+	l := &lease{q: q, hash: h, expires: g.expires, hasRec: hasCreated, pos: pos, created: created}
 	if q.leased == nil {
 		q.leased = map[urlHash]*lease{}
 	}
 	q.leased[h] = l
 	heap.Push(&f.mu.leases, l)
-	g.out = append(g.out, Lease{
-		URLInfo: URLInfo{URL: e.url, Key: q.key, CrawlID: q.crawl.name, Metadata: e.md, Priority: pos.prio, Depth: int(pos.depth)},
-		Expires: time.Unix(0, g.expires),
-	})
+	g.out = append(g.out, leased{key: q.key, crawl: q.crawl.name, pos: pos, val: v})
 	return true, nil
 }

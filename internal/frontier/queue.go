@@ -30,6 +30,10 @@ type queue struct {
 	// (ahead.go).
 	ahead *readAhead
 
+	// servedBy is the id of the last Get that served the queue
+	// (getter.id), so that one Get serves each queue once.
+	servedBy uint64
+
 	readyAt int64 // heap key: unix ns
 	heapIdx int   // position in crawl.ready, -1 when absent
 }
@@ -74,42 +78,53 @@ func (f *Frontier) rescheduleLocked(q *queue) {
 	}
 	q.readyAt = t
 	if q.heapIdx >= 0 {
+		c.ready[q.heapIdx].readyAt = t
 		heap.Fix(&c.ready, q.heapIdx)
 	} else {
-		heap.Push(&c.ready, q)
+		heap.Push(&c.ready, readyQueue{readyAt: t, qid: q.rec.qid, q: q})
 	}
 }
 
 // queueHeap orders queues by readyAt, then by queue id (the order they
 // were created in), so that the order in which queues are served does not
 // depend on the order in which they were pushed (which follows map
-// iteration in the committer).
-type queueHeap []*queue
+// iteration in the committer). The keys are kept in the heap's array, so
+// that sifting through thousands of queues compares without loading each
+// queue (a served queue sinks through the whole heap; the loads were a
+// quarter of Get's time under its lock).
+type queueHeap []readyQueue
+
+// readyQueue is a queue in the heap, with its keys.
+type readyQueue struct {
+	readyAt int64 // = q.readyAt
+	qid     uint32
+	q       *queue
+}
 
 func (h queueHeap) Len() int { return len(h) }
 func (h queueHeap) Less(i, j int) bool {
 	if h[i].readyAt != h[j].readyAt {
 		return h[i].readyAt < h[j].readyAt
 	}
-	return h[i].rec.qid < h[j].rec.qid
+	return h[i].qid < h[j].qid
 }
 func (h queueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
+	h[i].q.heapIdx = i
+	h[j].q.heapIdx = j
 }
 func (h *queueHeap) Push(x any) {
-	q := x.(*queue)
-	q.heapIdx = len(*h)
-	*h = append(*h, q)
+	e := x.(readyQueue)
+	e.q.heapIdx = len(*h)
+	*h = append(*h, e)
 }
 func (h *queueHeap) Pop() any {
 	old := *h
-	q := old[len(old)-1]
-	old[len(old)-1] = nil
-	q.heapIdx = -1
+	e := old[len(old)-1]
+	old[len(old)-1] = readyQueue{}
+	e.q.heapIdx = -1
 	*h = old[:len(old)-1]
-	return q
+	return e
 }
 
 // lease is one URL handed out.

@@ -3,7 +3,6 @@ package urlfrontier
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"io"
 	"sync"
 	"time"
@@ -18,10 +17,10 @@ import (
 // the in-flight bound are waiting for their ack (a semaphore taken before
 // each Recv), so a client that sends faster than the frontier stores is held
 // back by HTTP/2 flow control instead of filling memory. A few workers
-// gather what the reader queued into one frontier.Put each, so that items
-// of one stream share commits (and their fsync) with each other and with
-// other streams. Items of one URL are applied in the order they were sent;
-// acks may come back in another order (they carry the item's ID).
+// each hand what the reader queued for them to one frontier.Put, so that
+// items of one stream share commits (and their fsync) with each other and
+// with other streams. Items of one URL are applied in the order they were
+// sent; acks may come back in another order (they carry the item's ID).
 
 // putWorkers is the number of frontier.Put calls one stream may have in
 // flight.
@@ -37,24 +36,135 @@ type putItem struct {
 	skip bool // invalid: acked SKIPPED without reaching the frontier
 }
 
+// putDispatch hands a PutURLs stream's items to its workers. An item joins
+// the queue of a worker that already has an item of its URL queued or in
+// flight (so that the items of one URL are applied in the order sent); any
+// other item joins the queue of a worker that has not yet taken its queue,
+// or else an idle worker's, or else a busy one's, in turn. So a burst of
+// acknowledgements (a crawler's ten URLs of one GetURLs) goes to the frontier
+// in one Put, one commit group operation and one wakeup of one worker,
+// instead of being spread over every worker by a hash of its URL, and a
+// stream that keeps every worker busy still has putWorkers Puts in flight.
+type putDispatch struct {
+	mu      sync.Mutex
+	workers [putWorkers]struct {
+		queue []putItem
+		busy  bool          // in frontier.Put with the queue it took
+		wake  chan struct{} // capacity 1: the queue was empty and is not
+	}
+	// owner maps each URL with items queued or in flight to its worker
+	// and the number of those items.
+	owner  map[string]putOwner
+	next   int  // the busy worker the next unowned item joins, when all are busy
+	closed bool // the reader is done: workers end once their queue is empty
+}
+
+type putOwner struct{ worker, items int }
+
+func newPutDispatch() *putDispatch {
+	d := &putDispatch{owner: map[string]putOwner{}}
+	for i := range d.workers {
+		d.workers[i].wake = make(chan struct{}, 1)
+	}
+	return d
+}
+
+// add queues it for a worker.
+func (d *putDispatch) add(it putItem) {
+	u := it.item.Info.URL
+	d.mu.Lock()
+	o, owned := d.owner[u]
+	if !owned {
+		o.worker = d.pickLocked()
+	}
+	o.items++
+	d.owner[u] = o
+	w := &d.workers[o.worker]
+	w.queue = append(w.queue, it)
+	first := len(w.queue) == 1
+	d.mu.Unlock()
+	if first {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// pickLocked chooses the worker of an item whose URL has none.
+func (d *putDispatch) pickLocked() int {
+	idle := -1
+	for i := range d.workers {
+		w := &d.workers[i]
+		if w.busy {
+			continue
+		}
+		if len(w.queue) > 0 {
+			return i // gathering: join its batch
+		}
+		if idle < 0 {
+			idle = i
+		}
+	}
+	if idle >= 0 {
+		return idle
+	}
+	d.next = (d.next + 1) % putWorkers
+	return d.next
+}
+
+// close tells the workers that no item will come.
+func (d *putDispatch) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	for i := range d.workers {
+		select {
+		case d.workers[i].wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take returns up to maxGather items of worker i's queue, and marks it
+// busy; done reports that the reader is done and the queue empty.
+func (d *putDispatch) take(i int, batch []putItem) (_ []putItem, done bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := &d.workers[i]
+	n := min(len(w.queue), maxGather)
+	batch = append(batch[:0], w.queue[:n]...)
+	clear(w.queue[:n])
+	w.queue = append(w.queue[:0], w.queue[n:]...)
+	w.busy = n > 0
+	return batch, n == 0 && d.closed
+}
+
+// finish records that worker i stored batch.
+func (d *putDispatch) finish(i int, batch []putItem) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, it := range batch {
+		u := it.item.Info.URL
+		if o := d.owner[u]; o.items > 1 {
+			o.items--
+			d.owner[u] = o
+		} else {
+			delete(d.owner, u)
+		}
+	}
+	d.workers[i].busy = false
+}
+
 // PutURLs stores discovered and known URLs, one ack per item.
 func (s *Server) PutURLs(stream pb.URLFrontier_PutURLsServer) error {
 	ctx := stream.Context()
 	sem := make(chan struct{}, s.o.MaxPutInFlight)
-	// Items of one URL go to one worker, so that they are applied in the
-	// order they were sent (a refetch date, then completed).
-	var workers [putWorkers]chan putItem
-	for i := range workers {
-		workers[i] = make(chan putItem, s.o.MaxPutInFlight)
-	}
+	d := newPutDispatch()
 	var sendMu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		defer func() {
-			for _, w := range workers {
-				close(w)
-			}
-		}()
+		defer d.close()
 		for {
 			select {
 			case sem <- struct{}{}:
@@ -68,46 +178,48 @@ func (s *Server) PutURLs(stream pb.URLFrontier_PutURLsServer) error {
 			if err != nil {
 				return err
 			}
-			it := s.readItem(in)
-			h := fnv.New32a()
-			h.Write([]byte(it.item.Info.URL))
-			workers[h.Sum32()%putWorkers] <- it
+			d.add(s.readItem(in))
 		}
 	})
-	for _, queued := range workers {
+	for i := range putWorkers {
 		g.Go(func() error {
-			batch := make([]putItem, 0, maxGather)
-			for first := range queued {
-				batch = append(batch[:0], first)
-			gather:
-				for len(batch) < maxGather {
-					select {
-					case it, ok := <-queued:
-						if !ok {
-							break gather
-						}
-						batch = append(batch, it)
-					default:
-						break gather
-					}
+			batch := make([]putItem, 0, 16)
+			wake := d.workers[i].wake
+			for {
+				select {
+				case <-wake:
+				case <-gctx.Done():
+					return nil
 				}
-				statuses := s.putBatch(gctx, "PutURLs", batch)
-				sendMu.Lock()
-				var err error
-				for i, it := range batch {
-					if err = stream.Send(&pb.AckMessage{ID: it.id, Status: pb.AckMessage_Status(statuses[i])}); err != nil {
+				// Take the queue until it is empty (a wakeup may have
+				// been spent on a batch taken earlier).
+				for {
+					var done bool
+					batch, done = d.take(i, batch)
+					if done {
+						return nil
+					}
+					if len(batch) == 0 {
 						break
 					}
-				}
-				sendMu.Unlock()
-				for range batch {
-					<-sem
-				}
-				if err != nil {
-					return err
+					statuses := s.putBatch(gctx, "PutURLs", batch)
+					sendMu.Lock()
+					var err error
+					for j, it := range batch {
+						if err = stream.Send(&pb.AckMessage{ID: it.id, Status: pb.AckMessage_Status(statuses[j])}); err != nil {
+							break
+						}
+					}
+					sendMu.Unlock()
+					d.finish(i, batch)
+					for range batch {
+						<-sem
+					}
+					if err != nil {
+						return err
+					}
 				}
 			}
-			return nil
 		})
 	}
 	return g.Wait()

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
+
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
 
 	pb "github.com/courtesy-crawler/courtesy/internal/urlfrontier/urlfrontierpb"
 )
@@ -81,5 +84,72 @@ func TestPutURLsFlowControl(t *testing.T) {
 	}
 	if st.acked != st.total {
 		t.Errorf("acks = %d, want %d", st.acked, st.total)
+	}
+}
+
+// TestPutDispatch: a burst of items joins one worker's batch; an item of a
+// URL with an item queued or in flight goes to that item's worker, behind
+// it; other items go to an idle worker while the first is busy, and in
+// turn to busy ones when none is idle.
+func TestPutDispatch(t *testing.T) {
+	item := func(u string) putItem {
+		return putItem{id: u, item: frontier.Item{Info: frontier.URLInfo{URL: u}}}
+	}
+	queued := func(d *putDispatch) []int {
+		var n []int
+		for i := range d.workers {
+			n = append(n, len(d.workers[i].queue))
+		}
+		return n
+	}
+	d := newPutDispatch()
+	for i := range 10 {
+		d.add(item(fmt.Sprint("http://a.test/", i)))
+	}
+	if got := queued(d); !slices.Equal(got, []int{10, 0, 0, 0}) {
+		t.Fatalf("burst of 10 queued %v, want all with the first worker", got)
+	}
+	batch, done := d.take(0, nil)
+	if len(batch) != 10 || done {
+		t.Fatalf("take = %d items, done %v", len(batch), done)
+	}
+	d.add(item("http://a.test/3")) // in flight with worker 0
+	d.add(item("http://b.test/"))  // new: an idle worker
+	d.add(item("http://c.test/"))  // joins b's batch
+	if got := queued(d); !slices.Equal(got, []int{1, 2, 0, 0}) {
+		t.Fatalf("queued %v, want [1 2 0 0]", got)
+	}
+	for i := 1; i < putWorkers; i++ {
+		d.add(item(fmt.Sprint("http://w", i, ".test/")))
+		if b, _ := d.take(i, nil); len(b) == 0 {
+			t.Fatalf("worker %d took nothing", i)
+		}
+	}
+	// Every worker busy: new URLs go to them in turn.
+	for i := range putWorkers {
+		d.add(item(fmt.Sprint("http://x.test/", i)))
+	}
+	if got := queued(d); !slices.Equal(got, []int{2, 1, 1, 1}) {
+		t.Fatalf("all busy: queued %v, want one new item each", got)
+	}
+	d.finish(0, batch)
+	if o := d.owner["http://a.test/3"]; o.items != 1 || o.worker != 0 {
+		t.Errorf("owner of a URL with one item left = %+v", o)
+	}
+	if _, ok := d.owner["http://a.test/4"]; ok {
+		t.Error("a stored URL keeps its owner")
+	}
+	d.close()
+	for i := range d.workers {
+		for {
+			b, done := d.take(i, nil)
+			if done {
+				break
+			}
+			if len(b) == 0 {
+				t.Fatalf("worker %d: empty queue, not done after close", i)
+			}
+			d.finish(i, b)
+		}
 	}
 }
