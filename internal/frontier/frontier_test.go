@@ -705,3 +705,26 @@ func TestPutSeenTestSorted(t *testing.T) {
 	}
 	checkConsistent(t, fx)
 }
+
+// TestHoldPersisted: the hold an acknowledgement carries is written with
+// it, so that a restart does not serve the queue before the hold.
+func TestHoldPersisted(t *testing.T) {
+	fx := newFixture(t)
+	fx.put(disc("http://h.test/a"), disc("http://h.test/b"))
+	got := fx.get(GetParams{MaxURLsPerQueue: 1})
+	if len(got) != 1 {
+		t.Fatalf("served %v", got)
+	}
+	ack := Item{Info: URLInfo{URL: got[0]}, Known: true, Hold: fx.clk.Now().Add(time.Hour)}
+	if st := fx.put(ack); st[0] != OK {
+		t.Fatalf("ack: %v", st)
+	}
+	fx.reopen()
+	if got := fx.get(GetParams{}); got != nil {
+		t.Errorf("hold lost on reopen: served %v", got)
+	}
+	fx.clk.Advance(time.Hour)
+	if got := fx.get(GetParams{}); len(got) != 1 {
+		t.Errorf("not served after the hold: %v", got)
+	}
+}
