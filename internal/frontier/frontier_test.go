@@ -715,7 +715,9 @@ func TestHoldPersisted(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("served %v", got)
 	}
-	ack := Item{Info: URLInfo{URL: got[0]}, Known: true, Hold: fx.clk.Now().Add(time.Hour)}
+	// Queued again in its own queue: the queue's counters do not change,
+	// only its block.
+	ack := Item{Info: URLInfo{URL: got[0]}, Known: true, RefetchFrom: fx.clk.Now().Add(2 * time.Hour), Hold: fx.clk.Now().Add(time.Hour)}
 	if st := fx.put(ack); st[0] != OK {
 		t.Fatalf("ack: %v", st)
 	}
