@@ -46,6 +46,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,7 @@ var (
 	nCycle        = flag.Int("cycle", 100_000, "URLs in the cycle workload")
 	nClients      = flag.Int("clients", 64, "concurrent clients in the latency workload")
 	duration      = flag.Duration("duration", 8*time.Second, "length of the latency workload")
+	loadFracs     = flag.String("loads", "0.25,0.5,0.75", "after the closed-loop latency run, the same clients at these fractions of its Gets/s (an open loop; empty: none)")
 	workloads     = flag.String("workloads", "put,cycle,latency", "comma-separated workloads to run: put, cycle, latency, rss (the long one: 10 M URLs, about 7 minutes each way on 2 cores)")
 	rssURLs       = flag.Int("rss-urls", 10_000_000, "URLs in the rss workload")
 	rssQueues     = flag.Int("rss-queues", 1_000_000, "queues (hosts) in the rss workload")
@@ -375,7 +377,14 @@ func (s *store) cycle(n int) float64 {
 // latency runs the clients for d and returns the Get latencies, sorted,
 // and the URLs served per second. It logs the percentiles, the CPU time
 // per URL served and the collections of the run.
-func (s *store) latency(name string, clients int, d time.Duration) (lat []time.Duration, rate float64) {
+//
+// With every 0 the clients run a closed loop (each Get as soon as the
+// previous cycle's acks came back): the service saturated, latency is
+// mostly queueing. With every > 0 each client starts a Get every
+// interval (an open loop at clients/every Gets per second, each client
+// at its own phase), and a Get's latency counts from when it was due, so
+// that a late start is counted too (no coordinated omission).
+func (s *store) latency(name string, clients int, d, every time.Duration) (lat []time.Duration, rate float64) {
 	var mu sync.Mutex
 	var served atomic.Int64
 	var wg sync.WaitGroup
@@ -412,16 +421,27 @@ func (s *store) latency(name string, clients int, d time.Duration) (lat []time.D
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	cpu0 := cpuTime()
-	end := time.Now().Add(d)
-	for range clients {
+	start := time.Now()
+	end := start.Add(d)
+	for c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			w := s.newWorker()
 			defer w.close()
 			var mine []time.Duration
+			due := start.Add(every * time.Duration(c) / time.Duration(clients))
 			for time.Now().Before(end) {
 				t := time.Now()
+				if every > 0 {
+					if wait := time.Until(due); wait > 0 {
+						time.Sleep(wait)
+					}
+					t, due = due, due.Add(every)
+					if !t.Before(end) {
+						break
+					}
+				}
 				var urls []frontier.URLInfo
 				// A region per Get, so that the trace's region view tells
 				// where a slow one spent its time.
@@ -446,6 +466,30 @@ func (s *store) latency(name string, clients int, d time.Duration) (lat []time.D
 		pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 99.9), lat[len(lat)-1],
 		ms1.NumGC-ms0.NumGC, float64(ms1.NumGC-ms0.NumGC)/d.Seconds(), time.Duration(ms1.PauseTotalNs-ms0.PauseTotalNs))
 	return lat, float64(served.Load()) / d.Seconds()
+}
+
+// loadResult is the latency of a run at a fixed rate of Gets.
+type loadResult struct {
+	serve    bool
+	frac     float64 // of the closed loop's Gets/s
+	gets     float64 // Gets/s done
+	p50, p99 time.Duration
+}
+
+// parseLoads reads -loads: fractions of the closed loop's rate.
+func parseLoads(v string) []float64 {
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil || x <= 0 || x > 1 {
+			log.Fatalf("-loads: %q is not a fraction in (0, 1]", f)
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // pct returns the p-th percentile of the sorted lat.
@@ -540,6 +584,8 @@ func main() {
 	}
 	var put, cyc, rate, mem result
 	var p50, p99 [2]time.Duration
+	loads := parseLoads(*loadFracs)
+	var atLoad []loadResult
 	measure := map[bool]bool{}
 	for _, p := range strings.Split(*paths, ",") {
 		switch p = strings.TrimSpace(p); p {
@@ -583,13 +629,31 @@ func main() {
 		if run["latency"] {
 			s := open(serve)
 			s.put(*nURLs)
-			lat, r2 := s.latency(map[bool]string{false: "direct", true: "grpc"}[serve], *nClients, *duration)
+			lat, r2 := s.latency(map[bool]string{false: "direct", true: "grpc"}[serve], *nClients, *duration, 0)
 			if len(lat) > 0 {
 				p50[i], p99[i] = pct(lat, 50), pct(lat, 99)
 			}
 			log.Printf("%s latency: p50 %v p99 %v, %.0f URLs/s", name, p50[i], p99[i], r2)
 			s.close()
 			set(&rate, r2)
+			// The same clients at fixed rates below saturation, each on a
+			// fresh store (the closed loop leaves compactions behind):
+			// latency as a function of load.
+			saturated := float64(len(lat)) / duration.Seconds()
+			for _, f := range loads {
+				gps := f * saturated
+				if gps <= 0 {
+					continue
+				}
+				every := time.Duration(float64(*nClients) / gps * float64(time.Second))
+				s := open(serve)
+				s.put(*nURLs)
+				ol, _ := s.latency(fmt.Sprintf("%s-%.0f%%", map[bool]string{false: "direct", true: "grpc"}[serve], 100*f), *nClients, *duration, every)
+				s.close()
+				if len(ol) > 0 {
+					atLoad = append(atLoad, loadResult{serve: serve, frac: f, gets: float64(len(ol)) / duration.Seconds(), p50: pct(ol, 50), p99: pct(ol, 99)})
+				}
+			}
 		}
 		if run["rss"] {
 			set(&mem, rss(serve, *rssURLs))
@@ -611,6 +675,11 @@ func main() {
 		fmt.Printf("| GetURLs p50 / p99, %d clients | %v / %v | %v / %v | %.2f (p99) | p99 < 10 ms | %s |\n", *nClients, p50[0].Round(time.Microsecond), p99[0].Round(time.Microsecond),
 			p50[1].Round(time.Microsecond), p99[1].Round(time.Microsecond), float64(p99[1])/float64(max(p99[0], 1)), met[p99[1] < 10*time.Millisecond])
 		fmt.Printf("| URLs served in the latency run | %.0f URLs/s | %.0f URLs/s | %.2f | | |\n", rate.direct, rate.grpc, rate.grpc/max(rate.direct, 1))
+	}
+	for _, r := range atLoad {
+		path := map[bool]string{false: "direct", true: "gRPC"}[r.serve]
+		fmt.Printf("| %s GetURLs p50 / p99, %d clients at %.0f Gets/s (%.0f %% of that path's closed loop) | %v / %v | | | p99 < 10 ms | %s |\n",
+			path, *nClients, r.gets, 100*r.frac, r.p50, r.p99, met[r.p99 < 10*time.Millisecond])
 	}
 	if mem.ran {
 		fmt.Printf("| peak RSS, %d URLs over %d queues | %.0f MiB | %.0f MiB | %.2f | < 1.5 GB (1,430 MiB) | %s |\n", *rssURLs, *rssQueues,
