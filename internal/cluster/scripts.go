@@ -52,9 +52,21 @@ end
 -- of its last lease with one (the 'bound' field) is parked too, whatever
 -- script runs: so a put to a queue whose URL is out does not make it
 -- look ready to the callers that would find it full.
-local function state(parked)
-  local ver = redis.call('HINCRBY', m, 'ver', 1)
-  local f = redis.call('HMGET', m, 'queued', 'completed', 'limit', 'delay', 'blocked', 'last', 'retired', 'bound')
+--
+-- f is the meta hash's fields in the order of stateFields, as the caller
+-- read and changed them (nil: state reads them), and w the caller's
+-- changes to write (field, value pairs, or nil): state writes them with
+-- the new version in one HSET. (Scripts are atomic: counting the version
+-- here is the same as HINCRBY.) The head of z is read only for a queue
+-- not parked, the first lease only when there is one.
+local stateFields = {'queued', 'completed', 'limit', 'delay', 'blocked', 'last', 'retired', 'bound', 'ver'}
+local function state(parked, f, w)
+  if not f then f = redis.call('HMGET', m, unpack(stateFields)) end
+  local ver = num(f[9], 0) + 1
+  w = w or {}
+  w[#w + 1] = 'ver'
+  w[#w + 1] = ver
+  redis.call('HSET', m, unpack(w))
   local queued, completed, limit = num(f[1], 0), num(f[2], 0), num(f[3], 0)
   local delay = num(f[4], -1)
   if delay < 0 then delay = defDelay end
@@ -66,12 +78,16 @@ local function state(parked)
   local ready = -1
   if not retired and not (limit > 0 and completed >= limit) then
     local tm = nil
-    local head = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
-    if #head > 0 and not parked then tm = tonumber(head[2]) end
-    local lf = redis.call('ZRANGE', l, 0, 0, 'WITHSCORES')
-    if #lf > 0 then
-      local e = tonumber(lf[2])
-      if not tm or e < tm then tm = e end
+    if not parked then
+      local head = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
+      if #head > 0 then tm = tonumber(head[2]) end
+    end
+    if inflight > 0 then
+      local lf = redis.call('ZRANGE', l, 0, 0, 'WITHSCORES')
+      if #lf > 0 then
+        local e = tonumber(lf[2])
+        if not tm or e < tm then tm = e end
+      end
     end
     if tm then
       if blocked > tm then tm = blocked end
@@ -96,13 +112,22 @@ end
 // stale (a known item whose token is not the URL's live lease). A hold
 // applies even to a stale acknowledgement: it says when the host may be
 // asked again, whoever holds the URL now.
+//
+// The meta hash is read once (state's fields, the key and the insertion
+// counter) and written once, by state.
 var putScript = redis.NewScript(luaQueue + `
-redis.call('HSETNX', m, 'crawl', ARGV[3])
-redis.call('HSETNX', m, 'key', ARGV[4])
-redis.call('PERSIST', m)
+local f = redis.call('HMGET', m, 'queued', 'completed', 'limit', 'delay', 'blocked', 'last', 'retired', 'bound', 'ver', 'key', 'seq')
+if not f[10] then
+  -- The queue's first put: it exists from now on, and a block or delay
+  -- set before it (adminScript) is kept.
+  redis.call('HSETNX', m, 'crawl', ARGV[3])
+  redis.call('HSET', m, 'key', ARGV[4])
+  redis.call('PERSIST', m)
+end
 reclaim()
-local f = redis.call('HMGET', m, 'queued', 'completed')
 local queued, completed = num(f[1], 0), num(f[2], 0)
+local seq0 = num(f[11], 0)
+local seq = seq0
 local created = math.floor(now / 1000)
 local out = {}
 local n = tonumber(ARGV[5])
@@ -141,7 +166,7 @@ for i = 0, n - 1 do
       if kind == 'K' then redis.call('HSET', d, h, data) else redis.call('HDEL', d, h) end
       completed = completed + 1
     else
-      local seq = redis.call('HINCRBY', m, 'seq', 1)
+      seq = seq + 1
       local s8 = string.char(127 - prio) .. struct.pack('>I2', depth) ..
         string.char(math.floor(seq / 4294967296) % 256) .. struct.pack('>I4', seq % 4294967296)
       redis.call('HSET', u, h, 'q' .. s8 .. struct.pack('>d', due) .. struct.pack('>I4', c))
@@ -152,9 +177,15 @@ for i = 0, n - 1 do
   end
   out[#out + 1] = status
 end
-redis.call('HSET', m, 'queued', queued, 'completed', completed)
-if hold > 0 and hold > num(redis.call('HGET', m, 'blocked'), 0) then redis.call('HSET', m, 'blocked', hold) end
-local st = state(false)
+local w = {'queued', queued, 'completed', completed}
+f[1], f[2] = queued, completed
+if seq ~= seq0 then w[#w + 1] = 'seq' w[#w + 1] = seq end
+if hold > 0 and hold > num(f[5], 0) then
+  w[#w + 1] = 'blocked'
+  w[#w + 1] = hold
+  f[5] = hold
+end
+local st = state(false, f, w)
 for _, s in ipairs(out) do st[#st + 1] = s end
 return st
 `)
@@ -170,22 +201,27 @@ return st
 // nothing and changed nothing (no version either): the index already
 // holds what the queue's last change told it, or will when that change's
 // update lands, so the caller sends no index update.
+//
+// The meta hash is read once (state's fields, the key and the fencing
+// counter) and written once, by state.
 var leaseScript = redis.NewScript(luaQueue + `
-if redis.call('HEXISTS', m, 'key') == 0 then return {-1} end
+local f = redis.call('HMGET', m, 'queued', 'completed', 'limit', 'delay', 'blocked', 'last', 'retired', 'bound', 'ver', 'key', 'fence')
+if not f[10] then return {-1} end
 local changed = reclaim() > 0
 local n, maxInflight, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local f = redis.call('HMGET', m, 'completed', 'limit', 'delay', 'blocked', 'last', 'retired', 'bound')
-if maxInflight > 0 and num(f[7], 0) ~= maxInflight then
-  redis.call('HSET', m, 'bound', maxInflight)
+local w = {}
+if maxInflight > 0 and num(f[8], 0) ~= maxInflight then
+  w[1], w[2] = 'bound', maxInflight
+  f[8] = maxInflight
   changed = true
 end
-local completed, limit = num(f[1], 0), num(f[2], 0)
-local delay = num(f[3], -1)
+local completed, limit = num(f[2], 0), num(f[3], 0)
+local delay = num(f[4], -1)
 if delay < 0 then delay = defDelay end
-local blocked, last = num(f[4], 0), num(f[5], 0)
+local blocked, last = num(f[5], 0), num(f[6], 0)
 local out = {}
 local parked = false
-if not (f[6] and f[6] ~= '') and not (limit > 0 and completed >= limit) and blocked <= now and
+if not (f[7] and f[7] ~= '') and not (limit > 0 and completed >= limit) and blocked <= now and
     not (last > 0 and last + delay > now) then
   local inflight = redis.call('ZCARD', l)
   if maxInflight > 0 then
@@ -193,25 +229,33 @@ if not (f[6] and f[6] ~= '') and not (limit > 0 and completed >= limit) and bloc
   end
   if n > 0 then
     local ms = redis.call('ZRANGEBYSCORE', z, '-inf', now, 'LIMIT', 0, n)
+    local fence = num(f[11], 0)
     for _, mem in ipairs(ms) do
       local h = string.sub(mem, 9)
       local r = redis.call('HGET', u, h)
       redis.call('ZREM', z, mem)
       if r and string.sub(r, 1, 1) == 'q' then
-        local tok = redis.call('HINCRBY', m, 'fence', 1) .. '-' .. ARGV[6]
-        redis.call('ZADD', l, now + lease, h)
+        fence = fence + 1
+        local tok = fence .. '-' .. ARGV[6]
+        inflight = inflight + redis.call('ZADD', l, now + lease, h)
         redis.call('HSET', t, h, tok)
         out[#out + 1] = tok
         out[#out + 1] = mem
         out[#out + 1] = redis.call('HGET', d, h) or ''
       end
     end
-    if #out > 0 then redis.call('HSET', m, 'last', now) end
+    if #out > 0 then
+      w[#w + 1] = 'last'
+      w[#w + 1] = now
+      w[#w + 1] = 'fence'
+      w[#w + 1] = fence
+      f[6] = now
+    end
   end
-  if maxInflight > 0 and redis.call('ZCARD', l) >= maxInflight then parked = true end
+  if maxInflight > 0 and inflight >= maxInflight then parked = true end
 end
 if #out == 0 and not changed and ARGV[7] ~= '1' then return {-2} end
-local st = state(parked)
+local st = state(parked, f, w)
 for _, v in ipairs(out) do st[#st + 1] = v end
 return st
 `)

@@ -88,21 +88,24 @@ const luaClock = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local function num(v, d) if v then return tonumber(v) end return d end
-local function extend(k, ttl)
+-- extend makes k live at least ttl µs more; fresh says the script has
+-- just made k (so it has no expiry yet: no PTTL needed to know it).
+local function extend(k, ttl, fresh)
   ttl = math.ceil(ttl / 1000)
   if ttl < 1 then ttl = 1 end
-  local cur = redis.call('PTTL', k)
-  if cur < ttl then redis.call('PEXPIRE', k, ttl) end
+  if fresh or redis.call('PTTL', k) < ttl then redis.call('PEXPIRE', k, ttl) end
 end
 `
 
 // acquireScript: KEYS leases (zset id→expiry), state (hash end, ad, lvl,
-// bu, gap). ARGV id, limit, delay, override, lease, dry, retain.
+// bu, gap). ARGV id, limit, delay, override, lease, dry, retain. The gap
+// is written only when it changed, and a leases set the script creates
+// (no lease in flight before) gets its expiry without a PTTL first.
 var acquireScript = redis.NewScript(luaClock + `
 local leases, st = KEYS[1], KEYS[2]
 local id, limit, delay = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local override, lease, dry, retain = ARGV[4] == '1', tonumber(ARGV[5]), ARGV[6] == '1', tonumber(ARGV[7])
-local h = redis.call('HMGET', st, 'end', 'ad', 'lvl', 'bu')
+local h = redis.call('HMGET', st, 'end', 'ad', 'lvl', 'bu', 'gap')
 local lastEnd, adaptive, level, bu = num(h[1], nil), num(h[2], 0), num(h[3], 0), num(h[4], 0)
 -- Expired leases: their expiry counts as the end of a fetch.
 local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now, 'WITHSCORES')
@@ -137,9 +140,9 @@ else
   ok = 1
   if not dry then
     redis.call('ZADD', leases, now + lease, id)
+    extend(leases, lease + retain, inflight == 0)
     inflight = inflight + 1
-    extend(leases, lease + retain)
-    redis.call('HSET', st, 'gap', gap)
+    if num(h[5], nil) ~= gap then redis.call('HSET', st, 'gap', gap) end
     extend(st, math.max(lease, gap) + retain)
   end
 end
@@ -147,7 +150,8 @@ return {ok, reason, wait, inflight, adaptive, backoff, level, sinceEnd}
 `)
 
 // releaseScript: KEYS leases, state. ARGV id, used, adaptive, op,
-// retryAfter, base, max, retain.
+// retryAfter, base, max, retain. The state's fields are written in one
+// HSET.
 var releaseScript = redis.NewScript(luaClock + `
 local leases, st = KEYS[1], KEYS[2]
 redis.call('ZREM', leases, ARGV[1])
@@ -156,12 +160,13 @@ local adaptive, op, retryAfter = tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 local base, maxb, retain = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local h = redis.call('HMGET', st, 'end', 'lvl', 'bu', 'gap')
 local lastEnd, level, bu, gap = num(h[1], nil), num(h[2], 0), num(h[3], 0), num(h[4], 0)
-if not lastEnd or now > lastEnd then redis.call('HSET', st, 'end', now) end
+local w = {}
+if not lastEnd or now > lastEnd then w[#w + 1] = 'end' w[#w + 1] = now end
 if adaptive < 0 then adaptive = 0 end
-redis.call('HSET', st, 'ad', adaptive)
+w[#w + 1] = 'ad' w[#w + 1] = adaptive
 if op == 'reset' then
   level, bu = 0, 0
-  redis.call('HSET', st, 'lvl', 0, 'bu', 0)
+  w[#w + 1] = 'lvl' w[#w + 1] = 0 w[#w + 1] = 'bu' w[#w + 1] = 0
 elseif op == 'grow' then
   level = level + 1
   local d = retryAfter
@@ -177,8 +182,9 @@ elseif op == 'grow' then
     end
   end
   if now + d > bu then bu = now + d end
-  redis.call('HSET', st, 'lvl', level, 'bu', bu)
+  w[#w + 1] = 'lvl' w[#w + 1] = level w[#w + 1] = 'bu' w[#w + 1] = bu
 end
+redis.call('HSET', st, unpack(w))
 extend(st, math.max(gap, adaptive, bu - now, 0) + retain)
 return 1
 `)

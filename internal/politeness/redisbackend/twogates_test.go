@@ -197,3 +197,47 @@ func testSharedDelays(t *testing.T, c redis.UniversalClient, o redisbackend.Opti
 		t.Fatalf("g2.Status = %+v, want open with a 42s delay", st)
 	}
 }
+
+// TestKeysExpireWhileHeld: Acquire gives a leases set it creates its
+// expiry at once (no PTTL first), and extends both keys on every grant,
+// also when it skips writing a gap that did not change.
+func TestKeysExpireWhileHeld(t *testing.T) {
+	c, o := client(t)
+	s := redisbackend.NewState(c, o)
+	ctx := context.Background()
+	const key = "held.example"
+	leases, state := o.Prefix+"{"+key+"}:leases", o.Prefix+"{"+key+"}:state"
+	req := politeness.AcquireRequest{LeaseID: "a", Limit: 2, Delay: time.Millisecond, Lease: time.Minute}
+	within := func(k string, lo, hi time.Duration) {
+		t.Helper()
+		ttl, err := c.PTTL(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl < lo || ttl > hi {
+			t.Fatalf("key %s has TTL %v, want [%v, %v]", k, ttl, lo, hi)
+		}
+	}
+	if g, err := s.Acquire(ctx, key, req); err != nil || !g.OK {
+		t.Fatalf("Acquire = %+v, %v", g, err)
+	}
+	want := time.Minute + 10*time.Minute
+	within(leases, want-5*time.Second, want)
+	within(state, want-5*time.Second, want)
+	// Both keys near their end: the next grant (same gap) extends them.
+	for _, k := range []string{leases, state} {
+		if err := c.PExpire(ctx, k, 5*time.Second).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// (No fetch has ended yet: the delay does not hold the second grant.)
+	req.LeaseID = "b"
+	if g, err := s.Acquire(ctx, key, req); err != nil || !g.OK {
+		t.Fatalf("second Acquire = %+v, %v", g, err)
+	}
+	within(leases, want-5*time.Second, want)
+	within(state, want-5*time.Second, want)
+	if gap, err := c.HGet(ctx, state, "gap").Result(); err != nil || gap != "1000" {
+		t.Fatalf("gap = %q, %v; want 1000 (µs)", gap, err)
+	}
+}
