@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The crawl benchmark of issue 5 (docs/performance.md): gocolly/colly and
+# The crawl benchmark (docs/performance.md): gocolly/colly and
 # `courtesy crawl`, equally polite (robots.txt obeyed, one request in flight
 # per host, the same per-host delay), crawl the same synthetic web one after
 # the other in one run; the table compares pages/s, CPU per page and peak RSS.

@@ -83,17 +83,20 @@ var (
 	blockProf     = flag.String("blockprofile", "", "write a blocking profile to `FILE` at the end")
 	traceFile     = flag.String("trace", "", "write a runtime/trace of each latency run to `FILE`.direct and `FILE`.grpc")
 	paths         = flag.String("paths", "direct,grpc", "comma-separated paths to measure: direct, grpc")
+	nConns        = flag.Int("conns", 1, "gRPC client connections; the workers of the cycle and latency workloads take them in turn (as that many crawler processes would)")
 	writers       = 8
 )
 
 // store is a frontier on a fresh directory, optionally served over gRPC.
 type store struct {
-	dir  string
-	db   *kv.DB
-	f    *frontier.Frontier
-	g    *grpc.Server
-	conn *grpc.ClientConn
-	c    pb.URLFrontierClient
+	dir   string
+	db    *kv.DB
+	f     *frontier.Frontier
+	g     *grpc.Server
+	conns []*grpc.ClientConn
+	c     pb.URLFrontierClient   // the first connection's client
+	cs    []pb.URLFrontierClient // one client per connection
+	next  atomic.Int64           // the connection of the next worker
 }
 
 func open(serve bool) *store {
@@ -138,18 +141,31 @@ func open(serve bool) *store {
 			log.Fatal(err)
 		}
 		go s.g.Serve(ln)
-		s.conn, err = grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			log.Fatal(err)
+		for range max(*nConns, 1) {
+			// One connection each: grpc.NewClient shares nothing between
+			// ClientConns, so each gets its own HTTP/2 connection.
+			conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				log.Fatal(err)
+			}
+			s.conns = append(s.conns, conn)
+			s.cs = append(s.cs, pb.NewURLFrontierClient(conn))
 		}
-		s.c = pb.NewURLFrontierClient(s.conn)
+		s.c = s.cs[0]
 	}
 	return s
 }
 
+// client is the client of the next worker: the connections in turn.
+func (s *store) client() pb.URLFrontierClient {
+	return s.cs[int(s.next.Add(1)-1)%len(s.cs)]
+}
+
 func (s *store) close() {
-	if s.conn != nil {
-		s.conn.Close()
+	if s.g != nil {
+		for _, c := range s.conns {
+			c.Close()
+		}
 		s.g.Stop()
 	}
 	s.f.Close()
@@ -239,15 +255,19 @@ var getIDs atomic.Int64
 // worker is one client of the cycle and latency workloads.
 type worker struct {
 	s   *store
+	c   pb.URLFrontierClient // nil on the direct path
 	ack pb.URLFrontier_PutURLsClient
 	got chan struct{}
-	out atomic.Int64 // acks pending
+	out atomic.Int64 // acks pending (ackLater, gRPC)
+	// pending counts the direct path's acks in flight (ackLater).
+	pending sync.WaitGroup
 }
 
 func (s *store) newWorker() *worker {
 	w := &worker{s: s}
 	if s.c != nil {
-		st, err := s.c.PutURLs(context.Background())
+		w.c = s.client()
+		st, err := w.c.PutURLs(context.Background())
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -268,7 +288,7 @@ func (s *store) newWorker() *worker {
 // get leases up to queues × perQueue URLs.
 func (w *worker) get(queues, perQueue int) []frontier.URLInfo {
 	ctx := context.Background()
-	if w.s.c == nil {
+	if w.c == nil {
 		ls, err := w.s.f.Get(ctx, frontier.GetParams{MaxQueues: queues, MaxURLsPerQueue: perQueue, Lease: time.Minute})
 		if err != nil {
 			log.Fatal(err)
@@ -288,7 +308,7 @@ func (w *worker) get(queues, perQueue int) []frontier.URLInfo {
 		trace.Log(ctx, "get-send", id)
 		defer trace.Log(ctx, "get-done", id)
 	}
-	st, err := w.s.c.GetURLs(ctx, &pb.GetParams{MaxQueues: uint32(queues), MaxUrlsPerQueue: uint32(perQueue), DelayRequestable: 60,
+	st, err := w.c.GetURLs(ctx, &pb.GetParams{MaxQueues: uint32(queues), MaxUrlsPerQueue: uint32(perQueue), DelayRequestable: 60,
 		Item: &pb.GetParams_AnyCrawlID{AnyCrawlID: &pb.AnyCrawlID{}}})
 	if err != nil {
 		log.Fatal(err)
@@ -318,7 +338,7 @@ func (w *worker) ackAll(urls []frontier.URLInfo, requeue bool) {
 		due = time.Now()
 		dueSec = uint64(due.Unix())
 	}
-	if w.s.c == nil {
+	if w.c == nil {
 		items := make([]frontier.Item, len(urls))
 		for i, u := range urls {
 			items[i] = frontier.Item{Info: u, Known: true, RefetchFrom: due}
@@ -334,6 +354,38 @@ func (w *worker) ackAll(urls []frontier.URLInfo, requeue bool) {
 		}
 	}
 	for range urls {
+		<-w.got
+	}
+}
+
+// ackLater acknowledges the URLs as due again now without waiting for the
+// acks, as a crawler's acker does while its workers go on leasing; wait
+// collects them.
+func (w *worker) ackLater(urls []frontier.URLInfo) {
+	if len(urls) == 0 {
+		return
+	}
+	if w.c == nil {
+		w.pending.Add(1)
+		go func() {
+			defer w.pending.Done()
+			w.ackAll(urls, true)
+		}()
+		return
+	}
+	due := uint64(time.Now().Unix())
+	for _, u := range urls {
+		if err := w.ack.Send(&pb.URLItem{Item: &pb.URLItem_Known{Known: &pb.KnownURLItem{Info: &pb.URLInfo{Url: u.URL, Key: u.Key, CrawlID: u.CrawlID}, RefetchableFromDate: due}}}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	w.out.Add(int64(len(urls)))
+}
+
+// wait waits for the acks of ackLater.
+func (w *worker) wait() {
+	w.pending.Wait()
+	for range w.out.Swap(0) {
 		<-w.got
 	}
 }
@@ -383,7 +435,9 @@ func (s *store) cycle(n int) float64 {
 // mostly queueing. With every > 0 each client starts a Get every
 // interval (an open loop at clients/every Gets per second, each client
 // at its own phase), and a Get's latency counts from when it was due, so
-// that a late start is counted too (no coordinated omission).
+// that a late start is counted too (no coordinated omission); its acks
+// go out without being waited for (ackLater), so that the figure is the
+// Get's alone.
 func (s *store) latency(name string, clients int, d, every time.Duration) (lat []time.Duration, rate float64) {
 	var mu sync.Mutex
 	var served atomic.Int64
@@ -447,9 +501,16 @@ func (s *store) latency(name string, clients int, d, every time.Duration) (lat [
 				// where a slow one spent its time.
 				trace.WithRegion(context.Background(), "Get", func() { urls = w.get(10, 1) })
 				mine = append(mine, time.Since(t))
-				w.ackAll(urls, true)
+				if every > 0 {
+					// The open loop measures GetURLs: the client does not
+					// wait for its acks before its next Get.
+					w.ackLater(urls)
+				} else {
+					w.ackAll(urls, true)
+				}
 				served.Add(int64(len(urls)))
 			}
+			w.wait()
 			mu.Lock()
 			lat = append(lat, mine...)
 			mu.Unlock()
@@ -660,7 +721,7 @@ func main() {
 		}
 	}
 	la, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("GOMAXPROCS %d, memory limit %d MiB, load average %s\n", runtime.GOMAXPROCS(0), *memLimit, strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
+	fmt.Printf("GOMAXPROCS %d, memory limit %d MiB, %d gRPC client connection(s), load average %s\n", runtime.GOMAXPROCS(0), *memLimit, max(*nConns, 1), strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
 	fmt.Printf("| workload | direct | gRPC service | gRPC / direct | target | met |\n| --- | ---: | ---: | ---: | --- | --- |\n")
 	met := map[bool]string{true: "yes", false: "no"}
 	if put.ran {

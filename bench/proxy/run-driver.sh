@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proxy benchmark (issue 4, docs/performance.md): one run on loopback
+# Proxy benchmark (docs/performance.md): one run on loopback
 # comparing a direct request, a minimal net/http/httputil forward proxy,
 # Squid (Debian package, configured here as a caching forward proxy with a
 # memory cache) and courtesy proxy (gate open: no delay, 1024 in flight per

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The proxy benchmark of issue 4 (docs/performance.md): the same load, in one
+# The proxy benchmark (docs/performance.md): the same load, in one
 # run, straight to the origin ("direct"), through a minimal net/http/httputil
 # forward proxy ("httputil"), through Squid (a caching forward proxy with a
 # memory cache) and through `courtesy proxy` with its politeness gate open.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/cpuclock"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -131,8 +132,13 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		// delays, idle at the instant of the sample, still shows its rate).
 		now := c.now()
 		idle := c.inFlight.Load() == 0 && st.Size > 0
-		waitTerm := idle && pages == tickPages
-		waitLog := idle && pages == lastPages
+		// Or nothing due for a second or more: the pages still coming
+		// in are fetches already in flight (slow pages), and the rest
+		// waits, as at the end of a crawl whose last URLs wait for their
+		// retry time. (Only the embedded frontier counts its queues so.)
+		stalled := stalledAt(st, now)
+		waitTerm := idle && pages == tickPages || stalled
+		waitLog := idle && pages == lastPages || stalled
 		tickPages = pages
 		waitHosts, nextAt := 0, time.Time{}
 		if waitTerm || waitLog {
@@ -142,6 +148,9 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 			// from the same host replaces the host's hold.
 			if at, ok := c.nextReady(); ok && at.After(now) && (nextAt.IsZero() || at.Before(nextAt)) {
 				nextAt, waitHosts = at, max(waitHosts, 1)
+			}
+			if stalled {
+				nextAt, waitHosts = st.NextDue, max(waitHosts, int(st.WaitingQueues))
 			}
 		}
 		stopped := c.stoppedLine()
@@ -174,13 +183,22 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 			}
 			if waitLog && waitHosts > 0 {
 				c.log.Info(fmt.Sprintf("waiting: %d hosts in backoff, next at %s", waitHosts, nextAt.Format(time.TimeOnly)),
-					append([]any{"pages", pages, "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt, "completed", st.Completed}, extra...)...)
+					append([]any{"pages", pages, "pages_per_s", int(recent), "queued", st.Size, "waiting_hosts", waitHosts, "next_at", nextAt,
+						"in_flight", c.inFlight.Load(), "completed", st.Completed}, extra...)...)
 				continue
 			}
 			c.log.Info("progress", append([]any{"pages", pages, "pages_per_s", int(recent), "bytes", c.stats.bytes.Load(),
 				"queued", st.Size, "active_hosts", st.ActiveQueues, "errors", c.stats.errors.Load(), "completed", st.Completed}, extra...)...)
 		}
 	}
+}
+
+// stalledAt reports whether nothing of the crawl is due at now or within
+// the next second although URLs are queued: every queue with URLs to
+// serve waits on its delay, a block (backoff, Retry-After) or the due
+// time of its URLs (retries).
+func stalledAt(st frontier.Stats, now time.Time) bool {
+	return st.Size > 0 && st.ReadyQueues == 0 && st.WaitingQueues > 0 && st.NextDue.After(now.Add(time.Second))
 }
 
 // FormatBytes writes a byte count for people: "12.3 MiB", "512 B".

@@ -30,6 +30,14 @@ type Stats struct {
 	ActiveQueues uint64
 	// RetiredQueues counts retired queues.
 	RetiredQueues uint64
+	// ReadyQueues counts queues a Get would look at now; WaitingQueues
+	// those with URLs to serve once their delay, block or the due time
+	// of their URLs has passed (NextDue, the earliest). A queue whose
+	// first URL's due time no Get has read yet counts as ready. Queues
+	// whose URLs are all in flight are in neither. Only the embedded
+	// frontier sets them.
+	ReadyQueues, WaitingQueues uint64
+	NextDue                    time.Time
 }
 
 // Counts returns the map URLFrontier's Stats.counts carries.
@@ -42,12 +50,14 @@ func (s Stats) Counts() map[string]uint64 {
 func (f *Frontier) Stats(crawlID, key string) Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.expireLocked(f.opts.Now().UnixNano())
+	now := f.opts.Now().UnixNano()
+	f.expireLocked(now)
 	s := Stats{CrawlID: normCrawl(crawlID)}
 	c := f.mu.crawls[s.CrawlID]
 	if c == nil {
 		return s
 	}
+	next := int64(0)
 	add := func(q *queue) {
 		s.Queues++
 		s.Completed += q.rec.completed
@@ -61,15 +71,29 @@ func (f *Frontier) Stats(crawlID, key string) Stats {
 		if q.rec.queued > 0 {
 			s.ActiveQueues++
 		}
+		if q.heapIdx < 0 { // not servable: all in flight, parked, or at its limit
+			return
+		}
+		if q.readyAt <= now {
+			s.ReadyQueues++
+			return
+		}
+		s.WaitingQueues++
+		if next == 0 || q.readyAt < next {
+			next = q.readyAt
+		}
 	}
 	if key != "" {
 		if q := c.queues[key]; q != nil {
 			add(q)
 		}
-		return s
+	} else {
+		for _, q := range c.queues {
+			add(q)
+		}
 	}
-	for _, q := range c.queues {
-		add(q)
+	if next != 0 {
+		s.NextDue = time.Unix(0, next)
 	}
 	return s
 }

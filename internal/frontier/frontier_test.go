@@ -730,3 +730,38 @@ func TestHoldPersisted(t *testing.T) {
 		t.Errorf("not served after the hold: %v", got)
 	}
 }
+
+// TestStatsReadyWaiting: Stats tells the queues a Get would look at now
+// from those waiting for a due time, and when the first of those is due; a
+// queue whose URLs are all in flight is in neither.
+func TestStatsReadyWaiting(t *testing.T) {
+	fx := newFixture(t)
+	t0 := fx.clk.Now()
+	known := func(u string, due time.Time) Item { return Item{Info: URLInfo{URL: u}, Known: true, RefetchFrom: due} }
+	fx.put(disc("http://a.test/1"), known("http://b.test/1", t0.Add(time.Hour)), known("http://c.test/1", t0.Add(2*time.Hour)))
+	type want struct {
+		ready, waiting, inProcess uint64
+		next                      time.Time
+	}
+	check := func(step, key string, w want) {
+		t.Helper()
+		st := fx.f.Stats("", key)
+		got := want{st.ReadyQueues, st.WaitingQueues, st.InProcess, st.NextDue}
+		if got.ready != w.ready || got.waiting != w.waiting || got.inProcess != w.inProcess || !got.next.Equal(w.next) {
+			t.Errorf("%s: ready, waiting, in process, next due = %d, %d, %d, %v; want %d, %d, %d, %v",
+				step, got.ready, got.waiting, got.inProcess, got.next, w.ready, w.waiting, w.inProcess, w.next)
+		}
+	}
+	// A queue's first due time is learnt by the Get that reads it: until
+	// then the queue counts as ready (a Get would look at it).
+	check("start", "", want{3, 0, 0, time.Time{}})
+	if got := fx.get(GetParams{Lease: 3 * time.Hour}); !slices.Equal(got, []string{"http://a.test/1"}) {
+		t.Fatalf("served %v", got)
+	}
+	check("a leased", "", want{0, 2, 1, t0.Add(time.Hour)})
+	check("one queue", "c.test", want{0, 1, 0, t0.Add(2 * time.Hour)})
+	fx.clk.Advance(time.Hour)
+	check("b due", "", want{1, 1, 1, t0.Add(2 * time.Hour)})
+	fx.clk.Advance(time.Hour)
+	check("all due", "", want{2, 0, 1, time.Time{}})
+}
