@@ -83,6 +83,7 @@ var (
 	blockProf     = flag.String("blockprofile", "", "write a blocking profile to `FILE` at the end")
 	traceFile     = flag.String("trace", "", "write a runtime/trace of each latency run to `FILE`.direct and `FILE`.grpc")
 	paths         = flag.String("paths", "direct,grpc", "comma-separated paths to measure: direct, grpc")
+	settle        = flag.Bool("settle", false, "before each open-loop run, wait (at most 60 s) until the store's flushes and compactions after its load are done")
 	nConns        = flag.Int("conns", 1, "gRPC client connections; the workers of the cycle and latency workloads take them in turn (as that many crawler processes would)")
 	writers       = 8
 )
@@ -171,6 +172,20 @@ func (s *store) close() {
 	s.f.Close()
 	s.db.Close()
 	os.RemoveAll(s.dir)
+}
+
+// settle waits until the store has no flush or compaction running, at
+// most 60 s.
+func (s *store) settle() {
+	start := time.Now()
+	for time.Since(start) < time.Minute {
+		m := s.db.Pebble().Metrics()
+		if m.Compact.NumInProgress == 0 && m.Flush.NumInProgress == 0 && m.Compact.EstimatedDebt == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	log.Printf("settle: %v", time.Since(start).Round(time.Millisecond))
 }
 
 // hosts is the number of queues of the workload running.
@@ -721,6 +736,9 @@ func main() {
 				every := time.Duration(float64(*nClients) / gps * float64(time.Second))
 				s := open(serve)
 				s.put(*nURLs)
+				if *settle {
+					s.settle()
+				}
 				ol, _ := s.latency(fmt.Sprintf("%s-%.0f%%", map[bool]string{false: "direct", true: "grpc"}[serve], 100*f), *nClients, *duration, every)
 				s.close()
 				if len(ol) > 0 {
