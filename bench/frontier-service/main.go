@@ -273,7 +273,7 @@ type worker struct {
 	c   pb.URLFrontierClient // nil on the direct path
 	ack pb.URLFrontier_PutURLsClient
 	got chan struct{}
-	out atomic.Int64 // acks pending (ackLater, gRPC)
+	out atomic.Int64 // acks sent, not yet collected (gRPC)
 	// pending counts the direct path's acks in flight (ackLater).
 	pending sync.WaitGroup
 }
@@ -344,60 +344,68 @@ func (w *worker) get(queues, perQueue int) []frontier.URLInfo {
 // ackAll acknowledges the URLs, completed or (requeue) due again now, and
 // waits for the acks.
 func (w *worker) ackAll(urls []frontier.URLInfo, requeue bool) {
-	if len(urls) == 0 {
-		return
-	}
-	var due time.Time
-	var dueSec uint64
-	if requeue {
-		due = time.Now()
-		dueSec = uint64(due.Unix())
-	}
 	if w.c == nil {
-		items := make([]frontier.Item, len(urls))
-		for i, u := range urls {
-			items[i] = frontier.Item{Info: u, Known: true, RefetchFrom: due}
-		}
-		if _, err := w.s.f.Put(context.Background(), items); err != nil {
-			log.Fatal(err)
-		}
+		w.put(urls, requeue)
 		return
 	}
-	for _, u := range urls {
-		if err := w.ack.Send(&pb.URLItem{Item: &pb.URLItem_Known{Known: &pb.KnownURLItem{Info: &pb.URLInfo{Url: u.URL, Key: u.Key, CrawlID: u.CrawlID}, RefetchableFromDate: dueSec}}}); err != nil {
-			log.Fatal(err)
-		}
-	}
-	for range urls {
-		<-w.got
-	}
+	w.send(urls, requeue)
+	w.wait()
 }
 
 // ackLater acknowledges the URLs as due again now without waiting for the
 // acks, as a crawler's acker does while its workers go on leasing; wait
 // collects them.
 func (w *worker) ackLater(urls []frontier.URLInfo) {
-	if len(urls) == 0 {
-		return
-	}
 	if w.c == nil {
 		w.pending.Add(1)
 		go func() {
 			defer w.pending.Done()
-			w.ackAll(urls, true)
+			w.put(urls, true)
 		}()
 		return
 	}
-	due := uint64(time.Now().Unix())
+	w.send(urls, true)
+}
+
+// due is when acknowledged URLs are due again: now with requeue, else
+// never (completed).
+func due(requeue bool) time.Time {
+	if requeue {
+		return time.Now()
+	}
+	return time.Time{}
+}
+
+// put acknowledges the URLs on the direct path.
+func (w *worker) put(urls []frontier.URLInfo, requeue bool) {
+	if len(urls) == 0 {
+		return
+	}
+	at := due(requeue)
+	items := make([]frontier.Item, len(urls))
+	for i, u := range urls {
+		items[i] = frontier.Item{Info: u, Known: true, RefetchFrom: at}
+	}
+	if _, err := w.s.f.Put(context.Background(), items); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// send acknowledges the URLs over gRPC; wait collects the acks.
+func (w *worker) send(urls []frontier.URLInfo, requeue bool) {
+	var sec uint64
+	if at := due(requeue); !at.IsZero() {
+		sec = uint64(at.Unix())
+	}
 	for _, u := range urls {
-		if err := w.ack.Send(&pb.URLItem{Item: &pb.URLItem_Known{Known: &pb.KnownURLItem{Info: &pb.URLInfo{Url: u.URL, Key: u.Key, CrawlID: u.CrawlID}, RefetchableFromDate: due}}}); err != nil {
+		if err := w.ack.Send(&pb.URLItem{Item: &pb.URLItem_Known{Known: &pb.KnownURLItem{Info: &pb.URLInfo{Url: u.URL, Key: u.Key, CrawlID: u.CrawlID}, RefetchableFromDate: sec}}}); err != nil {
 			log.Fatal(err)
 		}
 	}
 	w.out.Add(int64(len(urls)))
 }
 
-// wait waits for the acks of ackLater.
+// wait waits for the acks sent and the direct path's acks in flight.
 func (w *worker) wait() {
 	w.pending.Wait()
 	for range w.out.Swap(0) {
@@ -458,34 +466,10 @@ func (s *store) latency(name string, clients int, d, every time.Duration) (lat [
 	var served atomic.Int64
 	var wg sync.WaitGroup
 	if *traceFile != "" {
-		fh, err := os.Create(*traceFile + "." + name)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := trace.Start(fh); err != nil {
-			log.Fatal(err)
-		}
-		defer func() {
-			trace.Stop()
-			if err := fh.Close(); err != nil {
-				log.Fatal(err)
-			}
-		}()
+		defer record(*traceFile+"."+name, trace.Start, trace.Stop)()
 	}
 	if *cpuProf != "" && *cpuProfLat {
-		fh, err := os.Create(*cpuProf)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(fh); err != nil {
-			log.Fatal(err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if err := fh.Close(); err != nil {
-				log.Fatal(err)
-			}
-		}()
+		defer record(*cpuProf, pprof.StartCPUProfile, pprof.StopCPUProfile)()
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
@@ -781,14 +765,9 @@ func main() {
 // profiles starts the profiles the flags ask for; the returned function
 // writes them.
 func profiles() func() {
+	stopCPU := func() {}
 	if *cpuProf != "" && !*cpuProfLat {
-		fh, err := os.Create(*cpuProf)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(fh); err != nil {
-			log.Fatal(err)
-		}
+		stopCPU = record(*cpuProf, pprof.StartCPUProfile, pprof.StopCPUProfile)
 	}
 	if *mutexProf != "" {
 		runtime.SetMutexProfileFraction(5)
@@ -797,14 +776,30 @@ func profiles() func() {
 		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
 	}
 	return func() {
-		if *cpuProf != "" && !*cpuProfLat {
-			pprof.StopCPUProfile()
-		}
+		stopCPU()
 		for _, p := range []struct{ name, file string }{{"heap", *memProf}, {"mutex", *mutexProf}, {"block", *blockProf}} {
 			if p.file == "" {
 				continue
 			}
 			writeProfile(p.name, p.file)
+		}
+	}
+}
+
+// record writes what start begins (a CPU profile, a trace) to file; the
+// function it returns stops it and closes the file.
+func record(file string, start func(io.Writer) error, stop func()) func() {
+	fh, err := os.Create(file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := start(fh); err != nil {
+		log.Fatal(err)
+	}
+	return func() {
+		stop()
+		if err := fh.Close(); err != nil {
+			log.Fatal(err)
 		}
 	}
 }
