@@ -76,6 +76,7 @@ var (
 	cpuProfLat    = flag.Bool("cpuprofile-latency", false, "restrict -cpuprofile to the latency runs (not the puts that fill their stores); with both paths, the file holds the last one")
 	memProf       = flag.String("memprofile", "", "write a heap profile to `FILE` at the end")
 	mutexProf     = flag.String("mutexprofile", "", "write a mutex contention profile to `FILE` at the end")
+	procs         = flag.Int("procs", 0, "GOMAXPROCS, as courtesy serve's --procs (0: the cores plus urlfrontier.ExtraProcs, or GOMAXPROCS when that is set)")
 	memLimit      = flag.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in MiB, as courtesy serve's --memory-limit-mib (0: none)")
 	readAheadMiB  = flag.Int("read-ahead-mib", urlfrontier.ReadAheadBytes>>20, "frontier read-ahead budget in MiB, as courtesy serve's (0: the frontier's default)")
 	memtableMiB   = flag.Int("memtable-mib", 0, "Pebble memtable size in MiB (0: courtesy serve's)")
@@ -640,9 +641,16 @@ type result struct {
 func main() {
 	flag.Parse()
 	defer profiles()()
+	switch {
+	case *procs > 0:
+		runtime.GOMAXPROCS(*procs)
+	case os.Getenv("GOMAXPROCS") == "":
+		runtime.GOMAXPROCS(urlfrontier.Procs(runtime.GOMAXPROCS(0)))
+	}
 	if *memLimit > 0 {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
+	steal0 := readSteal()
 	hosts = *nQueues
 	run := map[string]bool{}
 	for _, w := range strings.Split(*workloads, ",") {
@@ -735,7 +743,7 @@ func main() {
 		}
 	}
 	la, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("GOMAXPROCS %d, memory limit %d MiB, %d gRPC client connection(s), load average %s\n", runtime.GOMAXPROCS(0), *memLimit, max(*nConns, 1), strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "))
+	fmt.Printf("GOMAXPROCS %d on %d cores, memory limit %d MiB, %d gRPC client connection(s), load average %s, %s\n", runtime.GOMAXPROCS(0), runtime.NumCPU(), *memLimit, max(*nConns, 1), strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "), steal0.since())
 	fmt.Printf("| workload | direct | gRPC service | gRPC / direct | target | met |\n| --- | ---: | ---: | ---: | --- | --- |\n")
 	met := map[bool]string{true: "yes", false: "no"}
 	if put.ran {
@@ -815,4 +823,38 @@ func writeProfile(name, file string) {
 	if err := fh.Close(); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// stealSample is the machine's CPU time from /proc/stat (Linux), in ticks:
+// all of it, and what the hypervisor gave to other guests (steal). On a
+// shared virtual machine the throughput figures move with the steal.
+type stealSample struct{ total, steal uint64 }
+
+func readSteal() stealSample {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return stealSample{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var s stealSample
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseUint(v, 10, 64)
+		if i < 8 { // user nice system idle iowait irq softirq steal
+			s.total += n
+		}
+		if i == 7 {
+			s.steal = n
+		}
+	}
+	return s
+}
+
+// since describes the steal between s and now.
+func (s stealSample) since() string {
+	now := readSteal()
+	if now.total <= s.total {
+		return "CPU steal unknown"
+	}
+	return fmt.Sprintf("%.1f %% of the machine's CPU time stolen by the hypervisor during the run", 100*float64(now.steal-s.steal)/float64(now.total-s.total))
 }

@@ -4,7 +4,10 @@ import (
 	"flag"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
+
+	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
 )
 
 // applyMemoryLimit sets the Go memory limit (a soft bound the collector
@@ -21,6 +24,23 @@ func applyMemoryLimit(fs *flag.FlagSet, mib int) error {
 			limit = int64(mib) << 20
 		}
 		debug.SetMemoryLimit(limit)
+	}
+	return nil
+}
+
+// applyProcs sets GOMAXPROCS from a --procs flag: the flag, when given,
+// wins over the GOMAXPROCS variable, and the variable over the default
+// (urlfrontier.Procs of the processors Go found: the cores, or the
+// container's CPU limit).
+func applyProcs(fs *flag.FlagSet, n int) error {
+	if n < 0 {
+		return usagef("--procs must not be negative")
+	}
+	switch {
+	case n > 0:
+		runtime.GOMAXPROCS(n)
+	case flagsSet(fs)["procs"] || os.Getenv("GOMAXPROCS") == "":
+		runtime.GOMAXPROCS(urlfrontier.Procs(runtime.GOMAXPROCS(0)))
 	}
 	return nil
 }

@@ -54,6 +54,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 	fs.StringVar(&consoleCrawl, "console-crawl", frontier.DefaultCrawl, "the crawl `ID` the console shows and steers")
 	fs.DurationVar(&defaultDelay, "default-delay", time.Second, "minimum time between two servings of a queue without its own delay (SetDelay)")
 	memLimit := fs.Int("memory-limit-mib", urlfrontier.DefaultMemoryLimitMiB, "Go memory limit in `MiB` (a soft bound the collector works to keep the process under; 0: none; default GOMEMLIMIT when that is set)")
+	procs := fs.Int("procs", 0, "Go processors (GOMAXPROCS) to run with (0: the cores plus 6, so that the kernel, not Go's 10 ms time slice, shares the cores between store compactions and waiting calls; default GOMAXPROCS when that is set)")
 	fs.StringVar(&cf.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
 	fs.StringVar(&cf.logLevel, "log-level", "info", "minimum log `level`: trace, debug, info, warn, error (SetLogLevel changes it per package)")
 	if err := parseFlags(env, fs, args); err != nil {
@@ -69,6 +70,9 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 		return usagef("--default-delay must not be negative")
 	}
 	if err := applyMemoryLimit(fs, *memLimit); err != nil {
+		return err
+	}
+	if err := applyProcs(fs, *procs); err != nil {
 		return err
 	}
 	levels, err := serveLogLevels(env, cf)

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -19,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
 	pb "github.com/courtesy-crawler/courtesy/internal/urlfrontier/urlfrontierpb"
 )
 
@@ -218,5 +221,43 @@ func TestServeUsage(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "memory-limit-mib") {
 		t.Errorf("serve -h does not list --memory-limit-mib: %q", out.String())
+	}
+	if code := Main(context.Background(), env, []string{"serve", "--procs", "-1"}); code != 2 {
+		t.Errorf("negative --procs exit = %d, want 2", code)
+	}
+}
+
+// TestApplyProcs checks which of --procs, GOMAXPROCS and the default wins.
+func TestApplyProcs(t *testing.T) {
+	orig := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(orig) })
+	tests := []struct {
+		name string
+		args []string
+		env  string // GOMAXPROCS
+		want func(before int) int
+	}{
+		{"default", nil, "", func(b int) int { return urlfrontier.Procs(b) }},
+		{"flag", []string{"--procs", "3"}, "", func(int) int { return 3 }},
+		{"flag over the variable", []string{"--procs", "5"}, "1", func(int) int { return 5 }},
+		{"the variable", nil, "1", func(b int) int { return b }},
+		{"flag 0 is the default", []string{"--procs", "0"}, "1", func(b int) int { return urlfrontier.Procs(b) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOMAXPROCS", tt.env)
+			runtime.GOMAXPROCS(2)
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			n := fs.Int("procs", 0, "")
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := applyProcs(fs, *n); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := runtime.GOMAXPROCS(0), tt.want(2); got != want {
+				t.Errorf("GOMAXPROCS = %d, want %d", got, want)
+			}
+		})
 	}
 }

@@ -45,3 +45,22 @@ const DefaultMemoryLimitMiB = 1200
 // holds the frontier's lock (with 8 MiB, 64 clients over 10,000 queues
 // had a direct Get p50 of 0.6 ms; with 32 MiB, 0.2-0.5 ms).
 const ReadAheadBytes = 32 << 20
+
+// ExtraProcs is how many more Go processors (GOMAXPROCS) than cores
+// `courtesy serve` runs with unless told otherwise. Pebble's flushes and
+// compactions and the frontier's committer are goroutines that keep a
+// processor busy for milliseconds at a time, and Go's scheduler takes a
+// processor back from a goroutine only after 10 ms; a GetURLs woken behind
+// them (for the frontier's lock, or by the network) waited that long. With
+// more processors than cores the kernel shares the cores among the threads
+// in slices of a few milliseconds and runs a thread that wakes soon. On 2
+// cores, 64 clients at a quarter of the service's saturated rate had a
+// GetURLs p99 of 30-56 ms with 2 processors and 3.5-6.4 ms with 4 to 16
+// (bench/frontier-service; docs/performance.md). The cost is more thread
+// switches: at saturation the service serves about as many URLs.
+const ExtraProcs = 6
+
+// Procs returns the GOMAXPROCS `courtesy serve` runs with on cores cores.
+func Procs(cores int) int {
+	return max(cores, 1) + ExtraProcs
+}
