@@ -66,6 +66,8 @@ type readAhead struct {
 	complete bool
 	// bytes is the accounted size (aheadQueueOverhead + entry costs).
 	bytes int
+	// refilling is set while the queue is on the refiller's list.
+	refilling bool
 	// tick is aheadList.tick when the queue was last served.
 	tick uint64
 	// prev and next link the read-aheads from most to least recently
@@ -99,6 +101,8 @@ type aheadList struct {
 	holdAll int
 	// tick counts the queues served with read-ahead usable.
 	tick uint64
+	// gen counts the admin operations' holds (refill.go).
+	gen uint64
 	// trimmed and stale count the read-aheads dropped to stay within the
 	// bound and those dropped as stale (tests).
 	trimmed, stale uint64
@@ -310,6 +314,8 @@ type aheadStats struct {
 	// storeReads counts the queue reads Get positioned in the store;
 	// hits the queues Get served from their read-ahead alone.
 	storeReads, hits uint64
+	// refills counts the read-aheads the refiller extended.
+	refills uint64
 	// queues and entries are the read-aheads held now, bytes their
 	// accounted size; trimmed and stale count the dropped ones.
 	queues, entries, bytes int
@@ -319,7 +325,7 @@ type aheadStats struct {
 func (f *Frontier) aheadStats() aheadStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := aheadStats{storeReads: f.storeReads.Load(), hits: f.aheadHits.Load(), bytes: f.mu.ahead.bytes,
+	s := aheadStats{storeReads: f.storeReads.Load(), hits: f.aheadHits.Load(), refills: f.refills.Load(), bytes: f.mu.ahead.bytes,
 		trimmed: f.mu.ahead.trimmed, stale: f.mu.ahead.stale}
 	for r := f.mu.ahead.head; r != nil; r = r.next {
 		s.queues++

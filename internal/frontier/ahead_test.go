@@ -174,6 +174,7 @@ func (m *modelPair) windowPut(items []Item, afterApply bool) {
 	for _, f := range []*Frontier{m.on, m.off} {
 		hook := func() {
 			got[f], errs[f] = f.Get(context.Background(), p)
+			m.refill(f, false) // in the committer: no put
 		}
 		if afterApply {
 			f.testHookAfterApply = func() { f.testHookAfterApply = nil; hook() }
@@ -191,6 +192,28 @@ func (m *modelPair) windowPut(items []Item, afterApply bool) {
 		m.fatalf("Get in the commit window (after apply %v) differs:\nread-ahead %s\nwithout    %s", afterApply, brief(got[m.on]), brief(got[m.off]))
 	}
 	m.leased = append(m.leased, got[m.on]...)
+}
+
+// refill runs f's refiller when the test drives it (manualRefill), on
+// half of the calls, so that refills land between any two steps and inside
+// commit windows.
+//
+// With puts, on a quarter of those a put (to both frontiers) lands between
+// the refiller's store read and its taking the lock again.
+func (m *modelPair) refill(f *Frontier, puts bool) {
+	if !f.opts.manualRefill || m.rng.IntN(2) != 0 {
+		return
+	}
+	if puts && m.rng.IntN(4) == 0 {
+		item := m.randomItem()
+		if len(m.urls) > 0 && m.rng.IntN(2) == 0 {
+			item = m.knownItem(m.urls[m.rng.IntN(len(m.urls))])
+		}
+		f.testHookRefillRead = func() { f.testHookRefillRead = nil; m.put([]Item{item}) }
+	}
+	for f.refillOnce() {
+	}
+	f.testHookRefillRead = nil
 }
 
 func (m *modelPair) run(ops int) {
@@ -264,6 +287,7 @@ func (m *modelPair) run(ops int) {
 			m.lastOp = "get one per queue"
 			m.get("Get", GetParams{MaxQueues: 2, MaxURLsPerQueue: 1, Lease: time.Minute})
 		}
+		m.refill(m.on, true)
 		if m.checkAll || m.step%50 == 0 {
 			both(m, "Stats", func(f *Frontier) (Stats, error) { return f.Stats("", ""), nil })
 		}
@@ -296,6 +320,9 @@ func TestReadAheadModel(t *testing.T) {
 		{"default", Options{}},
 		{"k=1", Options{ReadAhead: 1}},
 		{"k=3", Options{ReadAhead: 3}},
+		// The refiller run between steps and inside commit windows.
+		{"k=4,refill", Options{ReadAhead: 4, manualRefill: true}},
+		{"k=2,refill,small", Options{ReadAhead: 2, ReadAheadBytes: 1500, manualRefill: true}},
 		// Two queues' read-aheads fit: they are dropped (trimmed and
 		// stale) all the time.
 		{"k=2,small", Options{ReadAhead: 2, ReadAheadBytes: 1500}},
@@ -309,6 +336,9 @@ func TestReadAheadModel(t *testing.T) {
 			s := m.on.aheadStats()
 			if s.hits == 0 {
 				t.Errorf("no Get served from read-ahead: %+v", s)
+			}
+			if cfg.opts.manualRefill && s.refills == 0 {
+				t.Errorf("no read-ahead refilled: %+v", s)
 			}
 			if s.bytes > m.on.opts.ReadAheadBytes {
 				t.Errorf("read-ahead holds %d bytes, bound %d", s.bytes, m.on.opts.ReadAheadBytes)

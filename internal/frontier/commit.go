@@ -425,6 +425,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	recordAhead := func(q *queue, pos entryPos, val []byte) {
 		if aheadOn {
 			q.aheadHold++
+			q.aheadGen++
 			sc.ahead = append(sc.ahead, aheadOp{q: q, pos: pos, val: val})
 		}
 	}
@@ -450,6 +451,7 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				// memory of dropped and retired queues.)
 				holdAll = true
 				f.mu.ahead.holdAll++
+				f.mu.ahead.gen++
 				f.dropAllAheadLocked()
 			}
 			o.err = o.fn(b)

@@ -65,6 +65,10 @@ type Options struct {
 	ReadAheadBytes int
 	// Now is the clock; nil means time.Now. Tests inject a fake one.
 	Now func() time.Time
+
+	// manualRefill (tests) starts no refiller goroutine: the test calls
+	// refillOnce itself.
+	manualRefill bool
 }
 
 func (o *Options) fill() {
@@ -220,6 +224,12 @@ type Frontier struct {
 	// aheadHits the queues it served from their read-ahead alone (ahead.go).
 	storeReads atomic.Uint64
 	aheadHits  atomic.Uint64
+	// refills counts the read-aheads the refiller extended (refill.go).
+	refills atomic.Uint64
+	// refillWake wakes the refiller (nil without read-ahead); refillDone
+	// is closed when it has stopped.
+	refillWake chan struct{}
+	refillDone chan struct{}
 
 	// testHookBeforeApply, when set (tests only, before the first Put),
 	// runs in the committer after a group's batch is built and Frontier.mu
@@ -231,6 +241,9 @@ type Frontier struct {
 	// the committer each time it lets Frontier.mu go between two slices
 	// of a group (yieldLocked), while the lock is free.
 	testHookYield func()
+	// testHookRefillRead, when set (tests only), runs between the
+	// refiller's store read and its taking the lock again.
+	testHookRefillRead func()
 
 	// syncErr is the first failed WAL fsync (set by the sync waiter); every
 	// later operation fails with it.
@@ -266,6 +279,9 @@ type Frontier struct {
 		// pending holds SetDelay and BlockQueueUntil calls on queues that
 		// do not exist yet, applied when the queue appears (pending.go).
 		pending map[pendingKey]pendingQueue
+		// refill lists the queues whose read-ahead the refiller is asked
+		// to extend (refill.go).
+		refill []*queue
 		// purged lists the URLs PurgeURLs removed in the commit group
 		// being built (committer only; list.go).
 		purged map[seenKey]bool
@@ -315,6 +331,13 @@ func Open(db *kv.DB, opts Options) (*Frontier, error) {
 	}
 	f.setCIDsLocked()
 	go f.commitLoop()
+	if f.aheadOn() {
+		f.refillWake = make(chan struct{}, 1)
+		if !opts.manualRefill {
+			f.refillDone = make(chan struct{})
+			go f.refillLoop()
+		}
+	}
 	return f, nil
 }
 
@@ -397,6 +420,9 @@ func (f *Frontier) Close() error {
 	f.mu.Unlock()
 	close(f.stop)
 	<-f.doneCh
+	if f.refillDone != nil {
+		<-f.refillDone
+	}
 	return err
 }
 

@@ -242,6 +242,7 @@ func (g *getter) serve(q *queue) error {
 	if m := g.p.MaxURLsPerQueue; m > 0 && len(q.leased) >= m {
 		f.parkLocked(q, m)
 	}
+	f.maybeRefillLocked(q)
 	f.rescheduleLocked(q)
 	return nil
 }

@@ -26,6 +26,9 @@ type queue struct {
 	// aheadHold counts the entry writes to the queue in the commit group
 	// being applied; while it is not 0 Get reads the store, not ahead.
 	aheadHold int32
+	// aheadGen counts the commit groups that wrote the queue's entries,
+	// from when each batch is built (refill.go).
+	aheadGen uint64
 	// ahead holds the queue's next entries read from the store, or nil
 	// (ahead.go).
 	ahead *readAhead
