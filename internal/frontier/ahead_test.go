@@ -394,6 +394,33 @@ func checkAheadExact(t *testing.T, f *Frontier) {
 	}
 }
 
+// putQueue puts URLs http://h.test/00 to /n-1, in one queue.
+func putQueue(fx *fixture, n int) {
+	for i := range n {
+		fx.put(disc(fmt.Sprintf("http://h.test/%02d", i)))
+	}
+}
+
+// serveQueue serves putQueue's n URLs one per Get, in order, acknowledging
+// each and running between (if not nil) after each, and checks that
+// nothing is left.
+func serveQueue(t *testing.T, fx *fixture, n int, between func()) {
+	t.Helper()
+	for i := range n {
+		got := fx.get(GetParams{MaxURLsPerQueue: 1, Lease: time.Hour})
+		if want := fmt.Sprintf("http://h.test/%02d", i); len(got) != 1 || got[0] != want {
+			t.Fatalf("Get %d = %v, want [%s]", i, got, want)
+		}
+		fx.ack(got[0], time.Time{})
+		if between != nil {
+			between()
+		}
+	}
+	if got := fx.get(GetParams{Lease: time.Hour}); got != nil {
+		t.Fatalf("Get after the last ack = %v", got)
+	}
+}
+
 // TestReadAheadHits serves a queue of 20 URLs one per Get, acknowledging
 // each: the store is read at most ceil(20/K)+1 times, and not once per URL
 // as without read-ahead.
@@ -403,20 +430,9 @@ func TestReadAheadHits(t *testing.T) {
 		t.Run(fmt.Sprintf("k=%d", k), func(t *testing.T) {
 			fx := newFixtureWith(t, Options{ReadAhead: k})
 			f := fx.f
-			for i := range urls {
-				fx.put(disc(fmt.Sprintf("http://h.test/%02d", i)))
-			}
+			putQueue(fx, urls)
 			before := f.aheadStats()
-			for i := range urls {
-				got := fx.get(GetParams{MaxURLsPerQueue: 1, Lease: time.Hour})
-				if want := fmt.Sprintf("http://h.test/%02d", i); len(got) != 1 || got[0] != want {
-					t.Fatalf("Get %d = %v, want [%s]", i, got, want)
-				}
-				fx.ack(got[0], time.Time{})
-			}
-			if got := fx.get(GetParams{Lease: time.Hour}); got != nil {
-				t.Fatalf("Get after the last ack = %v", got)
-			}
+			serveQueue(t, fx, urls, nil)
 			reads := f.aheadStats().storeReads - before.storeReads
 			if k < 0 {
 				if reads != urls {

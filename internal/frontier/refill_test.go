@@ -13,22 +13,12 @@ func TestRefillServesAhead(t *testing.T) {
 	const urls = 40
 	fx := newFixtureWith(t, Options{ReadAhead: 4, manualRefill: true})
 	f := fx.f
-	for i := range urls {
-		fx.put(disc(fmt.Sprintf("http://h.test/%02d", i)))
-	}
+	putQueue(fx, urls)
 	before := f.aheadStats()
-	for i := range urls {
-		got := fx.get(GetParams{MaxURLsPerQueue: 1, Lease: time.Hour})
-		if want := fmt.Sprintf("http://h.test/%02d", i); len(got) != 1 || got[0] != want {
-			t.Fatalf("Get %d = %v, want [%s]", i, got, want)
-		}
-		fx.ack(got[0], time.Time{})
+	serveQueue(t, fx, urls, func() {
 		for f.refillOnce() {
 		}
-	}
-	if got := fx.get(GetParams{Lease: time.Hour}); got != nil {
-		t.Fatalf("Get after the last ack = %v", got)
-	}
+	})
 	s := f.aheadStats()
 	if reads := s.storeReads - before.storeReads; reads != 1 {
 		t.Errorf("Get read the store %d times, want once", reads)
@@ -48,9 +38,7 @@ func TestRefillDroppedOnWrite(t *testing.T) {
 	const urls = 20
 	fx := newFixtureWith(t, Options{ReadAhead: 4, manualRefill: true})
 	f := fx.f
-	for i := range urls {
-		fx.put(disc(fmt.Sprintf("http://h.test/%02d", i)))
-	}
+	putQueue(fx, urls)
 	var served []string
 	get := func() {
 		got := fx.get(GetParams{MaxURLsPerQueue: 1, Lease: time.Hour})
