@@ -351,6 +351,14 @@ See docs/proxy.md and docs/configuration.md.`)
 			errc <- err
 		}
 	}
+	// The config file is watched before the proxy serves, so that a
+	// change made once it answers is seen.
+	var watcher *config.Watcher
+	if fl.config != "" {
+		if watcher, err = config.NewWatcher(fl.config); err != nil {
+			return err
+		}
+	}
 	wg.Go(func() { cons.Run(ctx) })
 	wg.Add(1)
 	go serve(servers[0], px.Listener(ln))
@@ -358,11 +366,11 @@ See docs/proxy.md and docs/configuration.md.`)
 		wg.Add(1)
 		go serve(servers[1], apiLn)
 	}
-	if fl.config != "" {
+	if watcher != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := config.Watch(ctx, fl.config, func() {
+			err := watcher.Run(ctx, func() {
 				nf, err := loadProxyFile(fl.config, &fl, set)
 				if err != nil {
 					log.Error("config reload failed; keeping the previous configuration", "file", fl.config, "err", err)

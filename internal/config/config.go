@@ -97,23 +97,52 @@ func envKey(name string) (string, bool) {
 	return strings.Join(parts, "."), true
 }
 
-// Watch calls onChange (from Watch's goroutine) whenever the file at path is
-// written, created or replaced, until ctx is done. It watches the directory,
-// so editors that save by renaming a new file over the old one are seen.
-// Events within 100 ms are coalesced into one call.
-func Watch(ctx context.Context, path string, onChange func()) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("config: watch %s: %w", path, err)
-	}
-	defer w.Close()
+// Watcher reports writes to one file (NewWatcher, Run).
+type Watcher struct {
+	w   *fsnotify.Watcher
+	abs string
+}
+
+// NewWatcher starts watching the file at path: every write, creation or
+// replacement from its return on is reported by Run. It watches the
+// directory, so editors that save by renaming a new file over the old one
+// are seen. Call Run, which closes it, or Close.
+func NewWatcher(path string) (*Watcher, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("config: watch %s: %w", path, err)
+		return nil, fmt.Errorf("config: watch %s: %w", path, err)
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("config: watch %s: %w", path, err)
 	}
 	if err := w.Add(filepath.Dir(abs)); err != nil {
-		return fmt.Errorf("config: watch %s: %w", path, err)
+		w.Close()
+		return nil, fmt.Errorf("config: watch %s: %w", path, err)
 	}
+	return &Watcher{w: w, abs: abs}, nil
+}
+
+// Close stops the watcher without Run.
+func (cw *Watcher) Close() error { return cw.w.Close() }
+
+// Watch is NewWatcher and Run: changes made before its watcher is in
+// place are not seen, so a program that must see every change after it
+// reports ready uses NewWatcher before.
+func Watch(ctx context.Context, path string, onChange func()) error {
+	cw, err := NewWatcher(path)
+	if err != nil {
+		return err
+	}
+	return cw.Run(ctx, onChange)
+}
+
+// Run calls onChange (from Run's goroutine) whenever the file is written,
+// created or replaced, until ctx is done, and closes the watcher. Events
+// within 100 ms are coalesced into one call.
+func (cw *Watcher) Run(ctx context.Context, onChange func()) error {
+	w, abs := cw.w, cw.abs
+	defer w.Close()
 	var timer *time.Timer
 	var fire <-chan time.Time
 	for {
@@ -143,7 +172,7 @@ func Watch(ctx context.Context, path string, onChange func()) error {
 			if !ok {
 				return nil
 			}
-			return fmt.Errorf("config: watch %s: %w", path, err)
+			return fmt.Errorf("config: watch %s: %w", abs, err)
 		}
 	}
 }

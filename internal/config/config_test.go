@@ -94,28 +94,33 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestWatch: a write made once NewWatcher returned is reported once
+// (two writes within 100 ms are one call), and Run ends with its context.
 func TestWatch(t *testing.T) {
 	p := write(t, "listen: a\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	w, err := NewWatcher(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	changed := make(chan struct{}, 10)
 	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, p, func() { changed <- struct{}{} }) }()
-	// The watcher may not be registered yet; rewrite until seen, bounded.
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for seen := false; !seen; {
-		select {
-		case <-changed:
-			seen = true
-		case <-tick.C:
-			if err := os.WriteFile(p, []byte("listen: b\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		case <-deadline:
-			t.Fatal("no change seen within 10s")
+	for _, v := range []string{"listen: b\n", "listen: c\n"} {
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
 		}
+	}
+	go func() { done <- w.Run(ctx, func() { changed <- struct{}{} }) }()
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change seen within 10s")
+	}
+	select {
+	case <-changed:
+		t.Error("two writes within 100 ms reported twice")
+	case <-time.After(300 * time.Millisecond):
 	}
 	cancel()
 	if err := <-done; err != nil {
