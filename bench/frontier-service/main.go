@@ -641,12 +641,7 @@ type result struct {
 func main() {
 	flag.Parse()
 	defer profiles()()
-	switch {
-	case *procs > 0:
-		runtime.GOMAXPROCS(*procs)
-	case os.Getenv("GOMAXPROCS") == "":
-		runtime.GOMAXPROCS(urlfrontier.Procs(runtime.GOMAXPROCS(0)))
-	}
+	urlfrontier.ApplyProcs(*procs, false)
 	if *memLimit > 0 {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
@@ -745,7 +740,6 @@ func main() {
 	la, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("GOMAXPROCS %d on %d cores, memory limit %d MiB, %d gRPC client connection(s), load average %s, %s\n", runtime.GOMAXPROCS(0), runtime.NumCPU(), *memLimit, max(*nConns, 1), strings.Join(strings.Fields(string(la))[:min(3, len(strings.Fields(string(la))))], " "), steal0.since())
 	fmt.Printf("| workload | direct | gRPC service | gRPC / direct | target | met |\n| --- | ---: | ---: | ---: | --- | --- |\n")
-	met := map[bool]string{true: "yes", false: "no"}
 	if put.ran {
 		fmt.Printf("| PutDiscovered, %d new URLs over %d queues | %.0f URLs/s | %.0f URLs/s | %.2f | ≥ 150,000 URLs/s | %s |\n", *nURLs, *nQueues,
 			put.direct, put.grpc, put.grpc/put.direct, judged(put.grpc > 0, put.grpc >= 150_000))
@@ -762,7 +756,7 @@ func main() {
 	for _, r := range atLoad {
 		path := map[bool]string{false: "direct", true: "gRPC"}[r.serve]
 		fmt.Printf("| %s GetURLs p50 / p99, %d clients at %.0f Gets/s (%.0f %% of that path's closed loop) | %v / %v | | | p99 < 10 ms | %s |\n",
-			path, *nClients, r.gets, 100*r.frac, r.p50, r.p99, met[r.p99 < 10*time.Millisecond])
+			path, *nClients, r.gets, 100*r.frac, r.p50, r.p99, judged(true, r.p99 < 10*time.Millisecond))
 	}
 	if mem.ran {
 		fmt.Printf("| peak RSS, %d URLs over %d queues | %.0f MiB | %.0f MiB | %.2f | < 1.5 GB (1,430 MiB) | %s |\n", *rssURLs, *rssQueues,

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"math"
 	"os"
-	"runtime"
 	"runtime/debug"
 
 	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
@@ -28,19 +27,13 @@ func applyMemoryLimit(fs *flag.FlagSet, mib int) error {
 	return nil
 }
 
-// applyProcs sets GOMAXPROCS from a --procs flag: the flag, when given,
-// wins over the GOMAXPROCS variable, and the variable over the default
-// (urlfrontier.Procs of the processors Go found: the cores, or the
-// container's CPU limit).
+// applyProcs sets GOMAXPROCS from a --procs flag (urlfrontier.ApplyProcs):
+// the flag, when given, wins over the GOMAXPROCS variable, and the
+// variable over the default.
 func applyProcs(fs *flag.FlagSet, n int) error {
 	if n < 0 {
 		return usagef("--procs must not be negative")
 	}
-	switch {
-	case n > 0:
-		runtime.GOMAXPROCS(n)
-	case flagsSet(fs)["procs"] || os.Getenv("GOMAXPROCS") == "":
-		runtime.GOMAXPROCS(urlfrontier.Procs(runtime.GOMAXPROCS(0)))
-	}
+	urlfrontier.ApplyProcs(n, flagsSet(fs)["procs"])
 	return nil
 }

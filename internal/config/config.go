@@ -106,7 +106,7 @@ type Watcher struct {
 // NewWatcher starts watching the file at path: every write, creation or
 // replacement from its return on is reported by Run. It watches the
 // directory, so editors that save by renaming a new file over the old one
-// are seen. Call Run, which closes it, or Close.
+// are seen. Run closes it.
 func NewWatcher(path string) (*Watcher, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -121,20 +121,6 @@ func NewWatcher(path string) (*Watcher, error) {
 		return nil, fmt.Errorf("config: watch %s: %w", path, err)
 	}
 	return &Watcher{w: w, abs: abs}, nil
-}
-
-// Close stops the watcher without Run.
-func (cw *Watcher) Close() error { return cw.w.Close() }
-
-// Watch is NewWatcher and Run: changes made before its watcher is in
-// place are not seen, so a program that must see every change after it
-// reports ready uses NewWatcher before.
-func Watch(ctx context.Context, path string, onChange func()) error {
-	cw, err := NewWatcher(path)
-	if err != nil {
-		return err
-	}
-	return cw.Run(ctx, onChange)
 }
 
 // Run calls onChange (from Run's goroutine) whenever the file is written,

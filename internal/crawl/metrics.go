@@ -141,18 +141,15 @@ func (c *Crawler) progress(ctx context.Context, start time.Time) {
 		waitLog := idle && pages == lastPages || stalled
 		tickPages = pages
 		waitHosts, nextAt := 0, time.Time{}
-		switch {
-		case stalled:
-			// The frontier counted the queues that wait and knows when
-			// the first is due.
-			waitHosts, _ = c.waiting(now)
-			waitHosts, nextAt = max(waitHosts, int(st.WaitingQueues)), st.NextDue
-		case waitTerm || waitLog:
+		if waitTerm || waitLog {
 			waitHosts, nextAt = c.waiting(now)
 			// The frontier knows best when its next URL is due: a retry's
 			// due time is the URL's, not its host's, and a later fetch
-			// from the same host replaces the host's hold.
-			if at, ok := c.nextReady(); ok && at.After(now) && (nextAt.IsZero() || at.Before(nextAt)) {
+			// from the same host replaces the host's hold. When stalled
+			// it has counted the queues that wait, too.
+			if stalled {
+				waitHosts, nextAt = max(waitHosts, int(st.WaitingQueues)), st.NextDue
+			} else if at, ok := c.nextReady(); ok && at.After(now) && (nextAt.IsZero() || at.Before(nextAt)) {
 				nextAt, waitHosts = at, max(waitHosts, 1)
 			}
 		}

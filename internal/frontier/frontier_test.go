@@ -737,7 +737,6 @@ func TestHoldPersisted(t *testing.T) {
 func TestStatsReadyWaiting(t *testing.T) {
 	fx := newFixture(t)
 	t0 := fx.clk.Now()
-	known := func(u string, due time.Time) Item { return Item{Info: URLInfo{URL: u}, Known: true, RefetchFrom: due} }
 	fx.put(disc("http://a.test/1"), known("http://b.test/1", t0.Add(time.Hour)), known("http://c.test/1", t0.Add(2*time.Hour)))
 	type want struct {
 		ready, waiting, inProcess uint64

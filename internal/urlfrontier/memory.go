@@ -1,6 +1,11 @@
 package urlfrontier
 
-import "github.com/courtesy-crawler/courtesy/internal/kv"
+import (
+	"os"
+	"runtime"
+
+	"github.com/courtesy-crawler/courtesy/internal/kv"
+)
 
 // The memory budget of `courtesy serve` on the embedded frontier, shared
 // with bench/frontier-service so that the benchmark measures the process
@@ -63,4 +68,17 @@ const ExtraProcs = 6
 // Procs returns the GOMAXPROCS `courtesy serve` runs with on cores cores.
 func Procs(cores int) int {
 	return max(cores, 1) + ExtraProcs
+}
+
+// ApplyProcs sets GOMAXPROCS as `courtesy serve --procs n` does: n when
+// above 0, else Procs of the processors Go found (the cores, or the
+// container's CPU limit), unless the GOMAXPROCS variable is set and the
+// flag was not given (given is false).
+func ApplyProcs(n int, given bool) {
+	switch {
+	case n > 0:
+		runtime.GOMAXPROCS(n)
+	case given || os.Getenv("GOMAXPROCS") == "":
+		runtime.GOMAXPROCS(Procs(runtime.GOMAXPROCS(0)))
+	}
 }
