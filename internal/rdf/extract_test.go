@@ -260,3 +260,72 @@ func TestDeepPages(t *testing.T) {
 		t.Error("deeperThan wrong")
 	}
 }
+
+// TestRDFaPropertyCopying checks HTML+RDFa property copying: a subject
+// gets the triples of each rdfa:Pattern it copies, the copy triples and
+// the referenced patterns go, and a pattern nothing copies stays as it is.
+func TestRDFaPropertyCopying(t *testing.T) {
+	t.Parallel()
+	const (
+		typ     = `<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>`
+		pattern = `<http://www.w3.org/ns/rdfa#Pattern>`
+		vocab   = `<http://ex.org/p> <http://www.w3.org/ns/rdfa#usesVocabulary> <http://ex.org/v#>`
+	)
+	tests := []struct {
+		name string
+		html string
+		want []string // the expected triples as N-Triples, without " ."
+	}{
+		{"unreferenced pattern kept", `<body vocab="http://ex.org/v#">
+			<div resource="#a" typeof="T"><link property="rdfa:copy" resource="#used"></div>
+			<p resource="#used" typeof="rdfa:Pattern"><span property="n">x</span></p>
+			<p resource="#spare" typeof="rdfa:Pattern"><span property="n">y</span></p></body>`,
+			[]string{
+				`<http://ex.org/p#a> ` + typ + ` <http://ex.org/v#T>`,
+				`<http://ex.org/p#a> <http://ex.org/v#n> "x"`,
+				`<http://ex.org/p#spare> ` + typ + ` ` + pattern,
+				`<http://ex.org/p#spare> <http://ex.org/v#n> "y"`,
+				vocab,
+			}},
+		{"pattern copying a pattern", `<body vocab="http://ex.org/v#">
+			<div resource="#a"><link property="rdfa:copy" resource="#p1"></div>
+			<div resource="#p1" typeof="rdfa:Pattern"><span property="n">x</span><link property="rdfa:copy" resource="#p2"></div>
+			<div resource="#p2" typeof="rdfa:Pattern"><span property="m">z</span></div></body>`,
+			[]string{
+				`<http://ex.org/p#a> <http://ex.org/v#n> "x"`,
+				`<http://ex.org/p#a> <http://ex.org/v#m> "z"`,
+				vocab,
+			}},
+		{"no copy leaves patterns alone", `<body vocab="http://ex.org/v#">
+			<p resource="#spare" typeof="rdfa:Pattern"><span property="n">y</span></p></body>`,
+			[]string{
+				`<http://ex.org/p#spare> ` + typ + ` ` + pattern,
+				`<http://ex.org/p#spare> <http://ex.org/v#n> "y"`,
+				vocab,
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			quads, _, err := Extract(context.Background(), page, []byte(tc.html), Options{Syntaxes: RDFa})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := canonical(quads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]string, len(tc.want))
+			for i, w := range tc.want {
+				want[i] = w + " ."
+			}
+			wantC, err := canonicalLines(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != wantC {
+				t.Errorf("got:\n%s\nwant:\n%s", got, wantC)
+			}
+		})
+	}
+}

@@ -2,9 +2,10 @@ package rdf
 
 // copyProperties performs HTML+RDFa property copying (rdfa:copy and
 // rdfa:Pattern) over the quads from start on: each subject that copies a
-// pattern gets the pattern's triples, and the patterns and copy triples
-// are removed. Patterns that copy patterns are expanded until nothing
-// changes, a bounded number of rounds.
+// pattern gets the pattern's triples, and the copy triples and the
+// patterns they reference are removed; a pattern no rdfa:copy references
+// stays in the graph, as HTML+RDFa 1.1 §3.5.1 says. Patterns that copy
+// patterns are expanded until nothing changes, a bounded number of rounds.
 func copyProperties(s *sink, start int) {
 	copyP := nsRDFa + "copy"
 	pattern := nsRDFa + "Pattern"
@@ -19,6 +20,7 @@ func copyProperties(s *sink, start int) {
 		return
 	}
 	qs := s.quads[start:]
+	referenced := map[Term]bool{}
 	for round := 0; round < 16; round++ {
 		patterns := map[Term]bool{}
 		for _, q := range qs {
@@ -32,6 +34,7 @@ func copyProperties(s *sink, start int) {
 		for _, q := range qs {
 			if q.P.Value == copyP && patterns[q.O] {
 				changed = true
+				referenced[q.O] = true
 				for _, pq := range qs {
 					if pq.S == q.O && !(pq.P.Value == RDFType && pq.O.Value == pattern) {
 						added = append(added, Quad{S: q.S, P: pq.P, O: pq.O, G: q.G})
@@ -46,17 +49,11 @@ func copyProperties(s *sink, start int) {
 			break
 		}
 	}
-	// Drop the patterns themselves and duplicates.
-	patterns := map[Term]bool{}
-	for _, q := range qs {
-		if q.P.Value == RDFType && q.O.Kind == IRI && q.O.Value == pattern {
-			patterns[q.S] = true
-		}
-	}
+	// Drop the referenced patterns and duplicates.
 	seen := map[Quad]bool{}
 	final := s.quads[:start]
 	for _, q := range qs {
-		if patterns[q.S] || seen[q] {
+		if referenced[q.S] || seen[q] {
 			continue
 		}
 		seen[q] = true
