@@ -38,6 +38,13 @@ func (p *Proxy) serveEntry(w http.ResponseWriter, r *http.Request, x *exchange, 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
+	noSniff(h)
+	if _, ok := h["Content-Length"]; !ok && e.Status != http.StatusNoContent && e.Status >= 200 {
+		// Stored whole: the length is known even when the origin
+		// streamed it (chunked or close-delimited), so the client need
+		// not be sent chunks, nor an HTTP/1.0 client a closed connection.
+		h["Content-Length"] = []string{strconv.Itoa(len(e.Body))}
+	}
 	w.WriteHeader(e.Status)
 	if r.Method != http.MethodHead {
 		n, _ := w.Write(e.Body)

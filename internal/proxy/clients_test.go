@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -85,4 +86,53 @@ func (e *env) curl(args ...string) curlResult {
 		}
 	}
 	return r
+}
+
+// TestCurlRelaysContentTypeAsSent: a response without Content-Type
+// reaches curl without one, from the origin and from the cache (net/http
+// would otherwise sniff the body and announce text/plain or the like),
+// and one the origin sent keeps its value. A stored body whose origin
+// streamed it (chunked) is served from the cache with its length.
+func TestCurlRelaysContentTypeAsSent(t *testing.T) {
+	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=600")
+		if ct := r.URL.Query().Get("ct"); ct != "" {
+			w.Header().Set("Content-Type", ct)
+		} else {
+			w.Header()["Content-Type"] = nil // no sniffing at the origin either
+		}
+		// Longer than net/http's buffer, so that a response it is not
+		// told the length of goes out in chunks.
+		body := "<html><body>" + strings.Repeat("sniff me ", 2000) + "</body></html>"
+		if r.URL.Query().Get("chunked") != "" {
+			w.(http.Flusher).Flush() // no length: chunked
+		}
+		io.WriteString(w, body)
+	})
+	e := newEnv(t, envOpts{cache: true})
+	for _, tt := range []struct {
+		name, query, wantCT string
+	}{
+		{"none", "?a", ""},
+		{"none chunked", "?chunked=1", ""},
+		{"image", "?ct=image/png", "image/png"},
+		{"html chunked", "?ct=text/html&chunked=1", "text/html"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := o.URL + "/page" + tt.query
+			for _, want := range []string{"MISS", "HIT"} {
+				r := e.curl(u)
+				if r.exit != 0 || r.status != 200 || r.header.Get(HeaderCache) != want {
+					t.Fatalf("%s: exit %d status %d X-Cache %q, want %s (%s)", want, r.exit, r.status, r.header.Get(HeaderCache), want, r.stderr)
+				}
+				if got, ok := r.header["Content-Type"]; tt.wantCT == "" && ok || tt.wantCT != "" && r.header.Get("Content-Type") != tt.wantCT {
+					t.Errorf("%s: Content-Type %q, want %q", want, got, tt.wantCT)
+				}
+				if want == "HIT" && r.header.Get("Content-Length") != strconv.Itoa(len(r.body)) {
+					t.Errorf("HIT: Content-Length %q, Transfer-Encoding %q, body %d bytes",
+						r.header.Get("Content-Length"), r.header.Get("Transfer-Encoding"), len(r.body))
+				}
+			}
+		})
+	}
 }

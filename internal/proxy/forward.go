@@ -171,6 +171,7 @@ func (p *Proxy) relayResponse(w http.ResponseWriter, r *http.Request, f *fetch, 
 	// array (the cache keeps resp.Header).
 	via := h["Via"]
 	h["Via"] = append(via[:len(via):len(via)], p.via)
+	noSniff(h)
 	h.Set(HeaderCache, "MISS")
 	addCacheStatus(h, p.fwdStatus(r, f.stale, resp.StatusCode))
 	if x.WaitMs > 0 {

@@ -100,3 +100,15 @@ func outHeader(h http.Header, via string) http.Header {
 	}
 	return out
 }
+
+// noSniff keeps net/http from adding a Content-Type the origin did not
+// send: a ResponseWriter without one sniffs the first 512 bytes of the
+// body and announces what it guessed (text/plain for an image without
+// the field, say). A proxy must relay the content as it came (RFC 9110
+// §7.7, §8.3: a recipient may sniff, not the intermediary for it). A nil
+// value suppresses the guess and writes nothing.
+func noSniff(h http.Header) {
+	if _, ok := h["Content-Type"]; !ok {
+		h["Content-Type"] = nil
+	}
+}

@@ -195,6 +195,7 @@ func (p *Proxy) upgrade(w http.ResponseWriter, r *http.Request, u *url.URL, rc *
 			h[k] = v
 		}
 		h.Add("Via", p.via)
+		noSniff(h)
 		x.status, x.outcome = resp.StatusCode, "forwarded"
 		w.WriteHeader(resp.StatusCode)
 		_, n, _, err := relay(w, resp.Body, rc.MaxResponseBytes, false, 0, resp.ContentLength, nil)
