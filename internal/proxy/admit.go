@@ -112,6 +112,12 @@ func decisionRefusal(d politeness.Decision) refusal {
 		case tlsVerifyFailed(msg):
 			return refusal{http.StatusBadGateway, "tls-verify-failed",
 				"the origin's TLS certificate could not be verified (" + msg + "); an operator may allow this host with upstream-insecure-hosts", max(d.RetryAfter, 0)}
+		case originTimedOut(msg):
+			return refusal{http.StatusGatewayTimeout, "upstream-timeout",
+				"the origin did not answer: " + msg, max(d.RetryAfter, 0)}
+		case originUnreachable(msg):
+			return refusal{http.StatusBadGateway, "upstream-error",
+				"the origin could not be reached: " + msg, max(d.RetryAfter, 0)}
 		}
 		if msg == "" {
 			msg = "robots.txt is unavailable: the host is treated as disallowing everything"
@@ -122,6 +128,32 @@ func decisionRefusal(d politeness.Decision) refusal {
 		msg = fmt.Sprintf("There must be a delay of %d milliseconds between each request.", d.Delays.Effective.Milliseconds())
 	}
 	return refusal{http.StatusTooManyRequests, string(d.Reason), msg, max(d.RetryAfter, time.Millisecond)}
+}
+
+// originUnreachable reports whether a robots.txt fetch error (as text:
+// the robots cache keeps it so) says the origin could not be reached at
+// all: the name did not resolve, the connection was refused or reset, or
+// the origin hung up before answering. Nothing can be forwarded to such
+// an origin either (RFC 9309 §2.3.1.4 makes it "disallow all"), but the
+// client is told what a gateway says of an origin it cannot reach, 502,
+// rather than a 403 that blames robots.txt. A robots.txt that answered
+// 5xx stays robots-unavailable.
+func originUnreachable(msg string) bool {
+	for _, s := range []string{"dial tcp", "dial udp", "no such host", "connection refused",
+		"connection reset", "network is unreachable", "no route to host", ": EOF", "server closed"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// originTimedOut reports whether a robots.txt fetch error says the
+// origin did not answer in time (connect or response header): 504, as
+// for a page whose origin hangs.
+func originTimedOut(msg string) bool {
+	return strings.Contains(msg, "i/o timeout") || strings.Contains(msg, "Client.Timeout exceeded") ||
+		strings.Contains(msg, "context deadline exceeded")
 }
 
 // gateError is the answer when the politeness state fails (Redis down):

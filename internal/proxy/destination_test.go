@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
 )
 
 // TestHostNameResolvingPrivate: a host name (not an IP literal) that
@@ -52,5 +55,40 @@ func TestTLSVerifyFailed(t *testing.T) {
 	// Allowing one host allows no other name.
 	if insecure("localhost") {
 		t.Error("insecure for a host not listed")
+	}
+}
+
+// TestRobotsUnavailableRefusal: a robots.txt that could not be fetched
+// is answered by what went wrong. The origin answered 5xx: 403
+// robots-unavailable; it could not be reached: 502 upstream-error (504
+// when it did not answer in time), as for a page; the name resolved to a
+// private address or the certificate did not verify: their own reasons.
+func TestRobotsUnavailableRefusal(t *testing.T) {
+	const pre = "robots.txt of http://h.test unavailable ("
+	const post = "): all URLs disallowed until it can be fetched (RFC 9309 §2.3.1.4)"
+	for _, tt := range []struct {
+		cause  string
+		status int
+		reason string
+	}{
+		{"status 503", http.StatusForbidden, "robots-unavailable"},
+		{"status 429", http.StatusForbidden, "robots-unavailable"},
+		{`Get "http://h.test/robots.txt": dial tcp 127.0.0.1:9: connect: connection refused`, http.StatusBadGateway, "upstream-error"},
+		{`Get "http://h.test/robots.txt": dial tcp: lookup h.test on 127.0.0.53:53: no such host`, http.StatusBadGateway, "upstream-error"},
+		{`Get "http://h.test/robots.txt": EOF`, http.StatusBadGateway, "upstream-error"},
+		{`Get "http://h.test/robots.txt": read tcp 127.0.0.1:5->127.0.0.1:9: read: connection reset by peer`, http.StatusBadGateway, "upstream-error"},
+		{`Get "http://h.test/robots.txt": dial tcp 10.0.0.1:80: i/o timeout`, http.StatusGatewayTimeout, "upstream-timeout"},
+		{`Get "http://h.test/robots.txt": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, http.StatusGatewayTimeout, "upstream-timeout"},
+		{`Get "http://h.test/robots.txt": dial tcp 127.0.0.1:80: ` + ErrPrivateDestination.Error(), http.StatusForbidden, "private-destination"},
+		{`Get "https://h.test/robots.txt": tls: failed to verify certificate: x509: certificate signed by unknown authority`, http.StatusBadGateway, "tls-verify-failed"},
+	} {
+		d := politeness.Decision{Reason: politeness.ReasonRobotsUnavailable, Detail: pre + tt.cause + post, RetryAfter: time.Minute}
+		f := decisionRefusal(d)
+		if f.status != tt.status || f.reason != tt.reason {
+			t.Errorf("%s: %d %s, want %d %s", tt.cause, f.status, f.reason, tt.status, tt.reason)
+		}
+		if tt.reason != "private-destination" && f.retryAfter != time.Minute {
+			t.Errorf("%s: retry after %v, want the robots cache's 1m", tt.cause, f.retryAfter)
+		}
 	}
 }

@@ -526,12 +526,15 @@ func TestUpstreamFailures(t *testing.T) {
 		t.Errorf("origin hanging up: %d", resp.StatusCode)
 	}
 	// An unreachable origin cannot serve robots.txt either: RFC 9309
-	// §2.3.1.4 makes that "disallow all".
+	// §2.3.1.4 makes that "disallow all", so nothing is forwarded; the
+	// client is told the origin could not be reached (502), not that
+	// robots.txt refused it.
 	refused := newOrigin(t, "", hello)
 	refused.Close()
-	resp, _ = e.get(refused.URL + "/")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderReason) != "robots-unavailable" {
-		t.Errorf("closed origin: %d %s", resp.StatusCode, resp.Header.Get(HeaderReason))
+	resp, body = e.get(refused.URL + "/")
+	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(HeaderReason) != "upstream-error" ||
+		!strings.Contains(body, "could not be reached") || !strings.Contains(body, "connection refused") {
+		t.Errorf("closed origin: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderReason), body)
 	}
 }
 
