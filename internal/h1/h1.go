@@ -263,13 +263,28 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 			return fail(nil, false)
 		}
 	}
-	reuse := !resp.Close && !closing
+	reuse := !resp.Close && !closing && !strayContent(resp)
 	if resp.Body == http.NoBody {
 		o.release(oc, stop, reuse, !deadline.IsZero())
 		return resp, false, nil
 	}
 	resp.Body = &body{pool: o, oc: oc, body: resp.Body, stop: stop, reuse: reuse, deadline: !deadline.IsZero()}
 	return resp, false, nil
+}
+
+// strayContent reports whether resp is a 204 that announces content
+// anyway (Content-Length other than 0, or Transfer-Encoding), which RFC
+// 9110 §8.6 and RFC 9112 §6.1 forbid. A 204 ends at its header, so such
+// content, if the origin does send it (Python's http.server lets a
+// handler write a body after send_response(204)), would be read as the
+// next response on the connection: it is not reused. (304 and responses
+// to HEAD carry Content-Length lawfully, for the body they do not send.)
+func strayContent(resp *http.Response) bool {
+	if resp.StatusCode != http.StatusNoContent {
+		return false
+	}
+	cl := resp.Header.Get("Content-Length")
+	return cl != "" && cl != "0" || len(resp.TransferEncoding) > 0 || resp.Header.Get("Transfer-Encoding") != ""
 }
 
 // release ends an exchange: the connection goes back to the pool when the

@@ -676,3 +676,54 @@ func TestClientCloseIdleNoLeak(t *testing.T) {
 		o.CloseIdle()
 	})
 }
+
+// A 204 that announces content and sends it after its header, in another
+// packet, as a Python http.server handler easily does: the connection is
+// not reused, so the stray bytes are never read as the next response.
+func TestClientNoContentWithStrayBody(t *testing.T) {
+	for _, tc := range []struct {
+		name, head string
+		wantConns  int64
+	}{
+		{"content-length", "HTTP/1.1 204 No Content\r\nContent-Length: 12\r\n\r\n", 2},
+		{"chunked", "HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n", 2},
+		{"content-length 0", "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", 1},
+		{"plain", "HTTP/1.1 204 No Content\r\n\r\n", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var conns atomic.Int64
+			addr := rawServer(t, func(c net.Conn) {
+				conns.Add(1)
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					if req.URL.Path == "/204" {
+						io.WriteString(c, tc.head)
+						time.Sleep(20 * time.Millisecond) // the body in its own packet, after the pool took the conn back
+						if strings.Contains(tc.head, "Content-Length: 12") || strings.Contains(tc.head, "chunked") {
+							io.WriteString(c, "hello /204 1")
+						}
+						continue
+					}
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				}
+			})
+			o := testPool(5*time.Second, 64<<10)
+			defer o.CloseIdle()
+			if resp, _, err := roundTripBody(t, o, http.MethodGet, "http://"+addr+"/204"); err != nil || resp.StatusCode != http.StatusNoContent {
+				t.Fatalf("204: %v %v", resp, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			resp, body, err := roundTripBody(t, o, http.MethodGet, "http://"+addr+"/next")
+			if err != nil || resp.StatusCode != http.StatusOK || body != "ok" {
+				t.Fatalf("next: %v %q %v", resp, body, err)
+			}
+			if got := conns.Load(); got != tc.wantConns {
+				t.Errorf("connections = %d, want %d", got, tc.wantConns)
+			}
+		})
+	}
+}
