@@ -136,3 +136,43 @@ func TestCurlRelaysContentTypeAsSent(t *testing.T) {
 		})
 	}
 }
+
+// TestCurlExpectContinue: curl uploads with Expect: 100-continue. To a
+// URL robots.txt allows, the proxy sends 100 Continue, reads the body
+// and forwards it whole; to one it disallows, the 403 comes instead of
+// the 100 and curl uploads nothing.
+func TestCurlExpectContinue(t *testing.T) {
+	o := newOrigin(t, "User-agent: *\nDisallow: /private/\n", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "got "+strconv.FormatInt(n, 10))
+	})
+	e := newEnv(t, envOpts{})
+	file := filepath.Join(t.TempDir(), "upload")
+	const size = 1 << 20
+	if err := os.WriteFile(file, []byte(strings.Repeat("u", size)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path         string
+		status       int
+		body         string
+		wantContinue bool
+	}{
+		{"/upload", 200, "got " + strconv.Itoa(size), true},
+		{"/private/upload", 403, "", false},
+	} {
+		r := e.curl("-v", "-H", "Expect: 100-continue", "--expect100-timeout", "10", "--data-binary", "@"+file, o.URL+tt.path)
+		if r.status != tt.status || tt.body != "" && r.body != tt.body {
+			t.Errorf("%s: %d %q, want %d %q", tt.path, r.status, r.body, tt.status, tt.body)
+		}
+		if got := strings.Contains(r.stderr, "< HTTP/1.1 100 Continue"); got != tt.wantContinue {
+			t.Errorf("%s: 100 Continue sent: %v, want %v\n%s", tt.path, got, tt.wantContinue, r.stderr)
+		}
+		if tt.status == 403 && strings.Contains(r.stderr, "upload completely sent off") {
+			t.Errorf("%s: curl uploaded the body to a refused URL", tt.path)
+		}
+	}
+	if n := len(o.pages()); n != 1 {
+		t.Errorf("origin saw %d requests, want 1", n)
+	}
+}

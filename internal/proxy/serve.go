@@ -16,6 +16,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/httpcache"
 	"github.com/courtesy-crawler/courtesy/internal/mitm"
+	"github.com/courtesy-crawler/courtesy/internal/politeness"
 )
 
 // exchange is the state of one proxied request, for the log line, the
@@ -122,6 +123,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		// A URL robots.txt refuses is refused before its body is read:
+		// a client that sent Expect: 100-continue then gets the 403
+		// instead of a 100 (RFC 9110 §10.1.1) and uploads nothing.
+		// (Peek takes no slot; admission asks again after the body.)
+		if d, err := p.gate.Peek(ctx, u); err == nil &&
+			(d.Reason == politeness.ReasonRobots || d.Reason == politeness.ReasonRobotsUnavailable) {
+			p.refuse(w, r, x, decisionRefusal(d))
+			return
+		}
 		p.bodiesReading.Add(1)
 		body, err := readBody(w, r, rc.MaxRequestBytes, rc, p.now)
 		p.bodiesReading.Add(-1)
