@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -95,6 +96,13 @@ func (p *Proxy) outRequest(ctx context.Context, r *http.Request, stale *httpcach
 	out.RequestURI, out.Host, out.Close = "", "", false
 	out.Header = outHeader(r.Header, p.via)
 	out.Body, out.GetBody, out.ContentLength, out.TransferEncoding = nil, nil, 0, nil
+	if e := out.Header["Expect"]; len(e) == 1 && strings.EqualFold(textproto.TrimString(e[0]), "100-continue") {
+		// The client's expectation was met here (serve.go sent the 100
+		// and read the body before admission). Passed on, it would make
+		// the transport wait up to a second for an origin's 100 that an
+		// origin need not send (RFC 9110 §10.1.1) before the body goes.
+		delete(out.Header, "Expect")
+	}
 	if b := x.body; b != nil && b.n > 0 {
 		// Framed by its length: the whole body is here (body.go).
 		rd, err := b.reader()
