@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -181,5 +182,54 @@ func TestCurlExpectContinue(t *testing.T) {
 	// origin is not asked for a 100 it need not send.
 	if e := pages[0].header.Get("Expect"); e != "" {
 		t.Errorf("Expect forwarded to the origin: %q", e)
+	}
+}
+
+// TestCurlViaNamesReceivedProtocol: our Via entry names the protocol of
+// the message the proxy received (RFC 9110 §7.6.3): 1.0 on the request
+// of an HTTP/1.0 client (curl --http1.0), and on the response of an
+// HTTP/1.0 origin.
+func TestCurlViaNamesReceivedProtocol(t *testing.T) {
+	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "request via "+r.Header.Get("Via"))
+	})
+	// An HTTP/1.0 origin: answers every request in 1.0 and closes.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+					io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nold")
+				}
+			}()
+		}
+	}()
+	e := newEnv(t, envOpts{})
+	for _, tt := range []struct {
+		name, url   string
+		args        []string
+		wantBody    string // what the origin saw
+		wantRespVia string // prefix of our entry in the response's Via
+	}{
+		{"1.1 both ways", o.URL + "/a", nil, "request via 1.1 courtesy-", "1.1 courtesy-"},
+		{"1.0 client", o.URL + "/b", []string{"--http1.0"}, "request via 1.0 courtesy-", "1.1 courtesy-"},
+		{"1.0 origin", "http://" + ln.Addr().String() + "/c", nil, "old", "1.0 courtesy-"},
+	} {
+		r := e.curl(append(tt.args, tt.url)...)
+		if r.exit != 0 || !strings.HasPrefix(r.body, tt.wantBody) {
+			t.Errorf("%s: exit %d body %q, want %q (%s)", tt.name, r.exit, r.body, tt.wantBody, r.stderr)
+		}
+		if v := r.header.Values("Via"); len(v) == 0 || !strings.HasPrefix(v[len(v)-1], tt.wantRespVia) {
+			t.Errorf("%s: response Via %q, want %q...", tt.name, v, tt.wantRespVia)
+		}
 	}
 }

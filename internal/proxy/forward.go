@@ -94,7 +94,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 func (p *Proxy) outRequest(ctx context.Context, r *http.Request, stale *httpcache.Entry, x *exchange) (out *http.Request, revalidating bool, err error) {
 	out = r.WithContext(ctx) // URL and the rest are only read
 	out.RequestURI, out.Host, out.Close = "", "", false
-	out.Header = outHeader(r.Header, p.via)
+	out.Header = outHeader(r.Header, p.viaFor(r.ProtoMajor, r.ProtoMinor))
 	out.Body, out.GetBody, out.ContentLength, out.TransferEncoding = nil, nil, 0, nil
 	if e := out.Header["Expect"]; len(e) == 1 && strings.EqualFold(textproto.TrimString(e[0]), "100-continue") {
 		// The client's expectation was met here (serve.go sent the 100
@@ -178,7 +178,7 @@ func (p *Proxy) relayResponse(w http.ResponseWriter, r *http.Request, f *fetch, 
 	// Capped, so that the append never writes into resp.Header's backing
 	// array (the cache keeps resp.Header).
 	via := h["Via"]
-	h["Via"] = append(via[:len(via):len(via)], p.via)
+	h["Via"] = append(via[:len(via):len(via)], p.viaFor(resp.ProtoMajor, resp.ProtoMinor))
 	noSniff(h)
 	h.Set(HeaderCache, "MISS")
 	addCacheStatus(h, p.fwdStatus(r, f.stale, resp.StatusCode))

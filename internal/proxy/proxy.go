@@ -79,6 +79,7 @@ type Proxy struct {
 	seq       *sequencer
 	m         *metrics
 	via       string // our Via entry: "1.1 courtesy-<id>"
+	via10     string // the same for an HTTP/1.0 message: "1.0 courtesy-<id>"
 	viaToken  string // "courtesy-<id>", to detect loops
 
 	cfg   atomic.Pointer[runtimeConfig]
@@ -140,6 +141,7 @@ func New(cfg Config, o Options) (*Proxy, error) {
 	_, _ = rand.Read(id[:])
 	p.viaToken = "courtesy-" + hex.EncodeToString(id[:])
 	p.via = "1.1 " + p.viaToken
+	p.via10 = "1.0 " + p.viaToken
 	if err := p.SetConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -308,3 +310,13 @@ func NewServer(h http.Handler, cfg Config, log *slog.Logger) *http.Server {
 // origin's part is over (before the client has its last byte) and again,
 // harmlessly, when forward returns.
 func (f *fetch) done() { _ = f.permit.Done(f.outcome) }
+
+// viaFor is our Via entry for a message received in HTTP/major.minor: RFC
+// 9110 §7.6.3 names the protocol the proxy received, so a request from an
+// HTTP/1.0 client (or a response from an HTTP/1.0 origin) says 1.0.
+func (p *Proxy) viaFor(major, minor int) string {
+	if major == 1 && minor == 0 {
+		return p.via10
+	}
+	return p.via
+}
