@@ -247,6 +247,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 
 	// Links.
 	var links []extract.Link
+	var smRedirect []frontier.Item // where a sitemap moved to, queued as a sitemap
 	follow := !directives.NoFollow && md1(l.Metadata, mdNoFollow) == ""
 	if page != nil && follow {
 		links = page.Links
@@ -258,11 +259,16 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			// extract.HTML gives them.
 			if nu, err := urlnorm.Normalize(rl.Abs, c.norm); err == nil {
 				rl.URL, rl.Abs = nu, nu.String()
-				links = append(links, rl)
+				if md1(l.Metadata, mdKind) == kindSitemap {
+					smRedirect = c.sitemapRedirect(l, u, hs, nu)
+				} else {
+					links = append(links, rl)
+				}
 			}
 		}
 	}
 	items := c.outlinks(l, u, links)
+	items = append(items, smRedirect...)
 	if sm != nil {
 		smItems, other := c.sitemapItems(l, u, hs, sm)
 		items = append(items, smItems...)
@@ -579,6 +585,29 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 		c.log.Debug("sitemap entries on other hosts refused", "sitemap", l.URL, "count", otherHost)
 	}
 	return items, otherHost
+}
+
+// sitemapRedirect queues the target of a sitemap's redirect as a sitemap
+// (/sitemap.xml → /sitemap_index.xml, http → https: common), on the same
+// terms as a child of an index: within max-sitemaps-per-host, on the
+// sitemap's host or in scope, speaking for the same robots.txt host. As an
+// ordinary link it would be fetched as a page and its entries lost.
+func (c *Crawler) sitemapRedirect(l frontier.Lease, u *url.URL, hs *hostState, to *url.URL) []frontier.Item {
+	c.hostsMu.Lock()
+	hs.sitemaps++
+	over := hs.sitemaps > c.cfg.MaxSitemapsPerHost
+	c.hostsMu.Unlock()
+	raw := to.String()
+	if over || raw == l.URL || (to.Hostname() != u.Hostname() && !c.scope.inScope(to)) {
+		return nil
+	}
+	md := map[string][]string{mdKind: {kindSitemap}, mdPath: {md1(l.Metadata, mdPath) + "R"}, mdVia: {l.URL}}
+	if f := md1(l.Metadata, mdSitemapFor); f != "" {
+		md[mdSitemapFor] = []string{f}
+	}
+	return []frontier.Item{{Info: frontier.URLInfo{
+		URL: raw, Key: c.queueKey(to), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: l.Depth, Metadata: md,
+	}}}
 }
 
 // sitemapMaySpeakFor reports whether a sitemap entry on another host than
