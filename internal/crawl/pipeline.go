@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -296,7 +297,11 @@ func (c *Crawler) retire(ctx context.Context, host, key, reason string) {
 func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcIdx int, retryAfter time.Duration) next {
 	tries, _ := strconv.Atoi(md1(l.Metadata, mdTry))
 	tries++
-	e.Annotations = append(e.Annotations, crawllog.Tries(tries))
+	// A try that got an HTTP answer was annotated with its number by
+	// fetched already: once per line.
+	if t := crawllog.Tries(tries); !slices.Contains(e.Annotations, t) {
+		e.Annotations = append(e.Annotations, t)
+	}
 	if tries > c.cfg.MaxRetries {
 		c.stats.failed.Add(1)
 		return c.complete(l, nil, e, warcIdx)

@@ -289,6 +289,9 @@ func TestPageErrorsKeepHost(t *testing.T) {
 			t.Errorf("crawl.log: no final 500 line after 3 tries for /bad%d:\n%s", i, clog)
 		}
 	}
+	if regexp.MustCompile(`\b3t,3t\b`).Match(clog) {
+		t.Errorf("crawl.log: the tries annotated twice on one line:\n%s", clog)
+	}
 	if !regexp.MustCompile(`waiting: \d+ hosts in backoff, next at \d\d:\d\d:\d\d`).MatchString(logs.String()) {
 		t.Errorf("no waiting line while only retries were left:\n%s", logs.String())
 	}

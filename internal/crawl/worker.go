@@ -40,6 +40,10 @@ const (
 	mdLastMod  = "lastmod"  // sitemap <lastmod>
 	mdFreq     = "changefreq"
 	mdSMPrio   = "sm-priority"
+	// mdSitemapFor is the host whose robots.txt (or /sitemap.xml) named a
+	// sitemap file, kept through index children: a sitemap may list that
+	// host's URLs besides its own (sitemaps.org cross-submission).
+	mdSitemapFor = "sitemap-for"
 
 	kindSitemap = "sitemap"
 
@@ -110,7 +114,7 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 		}
 		items = append(items, frontier.Item{Info: frontier.URLInfo{
 			URL: su.String(), Key: c.queueKey(su), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: 1,
-			Metadata: map[string][]string{mdKind: {kindSitemap}, mdPath: {"P"}, mdVia: {origin + "/robots.txt"}},
+			Metadata: map[string][]string{mdKind: {kindSitemap}, mdPath: {"P"}, mdVia: {origin + "/robots.txt"}, mdSitemapFor: {strings.ToLower(u.Hostname())}},
 		}})
 	}
 	if len(items) > 0 {
@@ -243,6 +247,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 
 	// Links.
 	var links []extract.Link
+	var smRedirect []frontier.Item // where a sitemap moved to, queued as a sitemap
 	follow := !directives.NoFollow && md1(l.Metadata, mdNoFollow) == ""
 	if page != nil && follow {
 		links = page.Links
@@ -254,13 +259,22 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			// extract.HTML gives them.
 			if nu, err := urlnorm.Normalize(rl.Abs, c.norm); err == nil {
 				rl.URL, rl.Abs = nu, nu.String()
-				links = append(links, rl)
+				if md1(l.Metadata, mdKind) == kindSitemap {
+					smRedirect = c.sitemapRedirect(l, u, hs, nu)
+				} else {
+					links = append(links, rl)
+				}
 			}
 		}
 	}
 	items := c.outlinks(l, u, links)
+	items = append(items, smRedirect...)
 	if sm != nil {
-		items = append(items, c.sitemapItems(l, u, hs, sm)...)
+		smItems, other := c.sitemapItems(l, u, hs, sm)
+		items = append(items, smItems...)
+		if other > 0 {
+			e.Annotations = append(e.Annotations, "sitemap:other-host-refused:"+strconv.Itoa(other))
+		}
 	}
 
 	sd := c.structuredPage(ctx, l.URL, res, page != nil, directives) // structured.go
@@ -507,9 +521,11 @@ func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
 
 // sitemapItems queues a sitemap's entries (priority high: the crawl order is
 // seeds first, then sitemap entries) and child sitemaps.
-func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *sitemap.Sitemap) []frontier.Item {
-	var items []frontier.Item
+// Entries on another host than the sitemap's are refused, and counted,
+// unless that host's robots.txt submitted the sitemap.
+func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *sitemap.Sitemap) (items []frontier.Item, otherHost int) {
 	path := md1(l.Metadata, mdPath)
+	submitter := md1(l.Metadata, mdSitemapFor)
 	for _, child := range sm.Sitemaps {
 		c.hostsMu.Lock()
 		hs.sitemaps++
@@ -524,10 +540,17 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 		}
 		items = append(items, frontier.Item{Info: frontier.URLInfo{
 			URL: cu.String(), Key: c.queueKey(cu), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: l.Depth,
-			Metadata: map[string][]string{mdKind: {kindSitemap}, mdPath: {path + "I"}, mdVia: {l.URL}},
+			Metadata: map[string][]string{mdKind: {kindSitemap}, mdPath: {path + "I"}, mdVia: {l.URL}, mdSitemapFor: {submitter}},
 		}})
 	}
 	for _, e := range sm.URLs {
+		// sitemaps.org: a sitemap speaks for its own host only, unless
+		// the other host's robots.txt submitted it. Anything else could
+		// make any site queue (and vouch for) another site's URLs.
+		if e.OtherHost && !sitemapMaySpeakFor(e.Loc, submitter) {
+			otherHost++
+			continue
+		}
 		nu, err := urlnorm.Normalize(e.Loc, c.norm)
 		if err != nil || !c.scope.inScope(nu) {
 			continue
@@ -558,7 +581,43 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 		}
 		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: raw, Key: c.queueKey(nu), CrawlID: c.cfg.CrawlID, Depth: depth, Priority: priorityHigh, Metadata: mdm}})
 	}
-	return items
+	if otherHost > 0 {
+		c.log.Debug("sitemap entries on other hosts refused", "sitemap", l.URL, "count", otherHost)
+	}
+	return items, otherHost
+}
+
+// sitemapRedirect queues the target of a sitemap's redirect as a sitemap
+// (/sitemap.xml → /sitemap_index.xml, http → https: common), on the same
+// terms as a child of an index: within max-sitemaps-per-host, on the
+// sitemap's host or in scope, speaking for the same robots.txt host. As an
+// ordinary link it would be fetched as a page and its entries lost.
+func (c *Crawler) sitemapRedirect(l frontier.Lease, u *url.URL, hs *hostState, to *url.URL) []frontier.Item {
+	c.hostsMu.Lock()
+	hs.sitemaps++
+	over := hs.sitemaps > c.cfg.MaxSitemapsPerHost
+	c.hostsMu.Unlock()
+	raw := to.String()
+	if over || raw == l.URL || (to.Hostname() != u.Hostname() && !c.scope.inScope(to)) {
+		return nil
+	}
+	md := map[string][]string{mdKind: {kindSitemap}, mdPath: {md1(l.Metadata, mdPath) + "R"}, mdVia: {l.URL}}
+	if f := md1(l.Metadata, mdSitemapFor); f != "" {
+		md[mdSitemapFor] = []string{f}
+	}
+	return []frontier.Item{{Info: frontier.URLInfo{
+		URL: raw, Key: c.queueKey(to), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: l.Depth, Metadata: md,
+	}}}
+}
+
+// sitemapMaySpeakFor reports whether a sitemap entry on another host than
+// its sitemap is on the host whose robots.txt submitted the sitemap.
+func sitemapMaySpeakFor(loc, submitter string) bool {
+	if submitter == "" {
+		return false
+	}
+	u, err := url.Parse(loc)
+	return err == nil && strings.EqualFold(u.Hostname(), submitter)
 }
 
 // complete returns the URL for the acker (end hands it over): logged and

@@ -280,3 +280,36 @@ func TestHTMLNoText(t *testing.T) {
 		})
 	}
 }
+
+// TestHTMLQueryEncoding: on a page in a legacy encoding the query of a
+// link is percent-encoded in that encoding, as browsers send it (WHATWG
+// URL); the path stays UTF-8, and UTF-8 pages are unchanged. A character
+// the encoding lacks becomes "&#N;", percent-encoded.
+func TestHTMLQueryEncoding(t *testing.T) {
+	t.Parallel()
+	base := mustURL(t, "http://example.com/dir/page.html")
+	cases := []struct {
+		name, ct, body, want string
+	}{
+		{"shift_jis header", "text/html; charset=Shift_JIS", "<a href=\"/\x93\xfa?q=\x93\xfa\x96\x7b#f\x93\xfa\">x</a>", "http://example.com/%E6%97%A5?q=%93%FA%96%7B"},
+		{"shift_jis meta", "text/html", "<meta charset=shift_jis><a href=\"s?q=\x93\xfa\">x</a>", "http://example.com/dir/s?q=%93%FA"},
+		{"latin1", "text/html; charset=iso-8859-1", "<a href=\"/caf\xe9?q=caf\xe9&x=1\">x</a>", "http://example.com/caf%C3%A9?q=caf%E9&x=1"},
+		{"windows-1252 unencodable entity", "text/html; charset=windows-1252", "<a href=\"/?q=&#26085;\">x</a>", "http://example.com/?q=%26%2326085%3B"},
+		{"utf-8 unchanged", "text/html; charset=utf-8", "<a href=\"/?q=caf\xc3\xa9\">x</a>", "http://example.com/?q=caf%C3%A9"},
+		{"ascii query untouched", "text/html; charset=iso-8859-1", "<a href=\"/?q=%E9\">x</a>", "http://example.com/?q=%E9"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := HTML(base, []byte(c.body), c.ct, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Links) != 1 {
+				t.Fatalf("%d links (%+v), want 1", len(p.Links), p.Links)
+			}
+			if l := p.Links[0]; l.Abs != c.want || l.URL.String() != c.want {
+				t.Errorf("Abs %q, URL %q; want %q", l.Abs, l.URL, c.want)
+			}
+		})
+	}
+}

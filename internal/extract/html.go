@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
 
 	"github.com/courtesy-crawler/courtesy/internal/robots"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
@@ -63,6 +64,7 @@ func HTML(base *url.URL, body []byte, contentType string, o Options) (*Page, err
 		s.problem(ProblemTruncated, fmt.Sprintf("%d bytes parsed", o.MaxBytes))
 	}
 	body, p.Charset = decode(body, contentType)
+	s.queryEnc = queryEncoding(p.Charset)
 	// Room for the links a page of this size has (testweb and real pages:
 	// one per 100 to 200 bytes), so that Links does not regrow link by
 	// link; at most 64, beyond which append doubles as usual; made at the
@@ -163,6 +165,9 @@ type scanner struct {
 	seen    map[linkKey]struct{} // (Abs, Hop) of page.Links when useSeen (empty, kept from an earlier page, otherwise)
 	useSeen bool                 // page.Links reached seenLinear: duplicates are looked up in seen
 	linkCap int                  // capacity of page.Links when the first link comes
+	// queryEnc encodes the query of the page's URLs: the document's
+	// encoding, as browsers do (WHATWG URL); nil for UTF-8.
+	queryEnc encoding.Encoding
 
 	anchor     int // index in page.Links of the open <a>, -1 if none
 	anchorOpen bool
@@ -559,6 +564,9 @@ func (s *scanner) dup(k linkKey) bool {
 // a problem kind ("" when the reference is simply not crawlable, such as
 // mailto: or an empty href) when no link results.
 func (s *scanner) resolve(ref []byte) (u *url.URL, abs, kind, example string) {
+	if s.queryEnc != nil {
+		ref = encodeQuery(ref, s.queryEnc)
+	}
 	return resolveRef(&s.res, ref, s.o.MaxURLLength)
 }
 

@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
 
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
@@ -53,6 +58,69 @@ func resolveRef(res *urlnorm.Resolver, ref []byte, maxLen int) (u *url.URL, abs,
 		return nil, "", ProblemURLTooLong, r
 	}
 	return u, abs, "", ""
+}
+
+// queryEncoding returns the encoding a page's URL queries are written in
+// (WHATWG URL: the document's encoding, UTF-8 for UTF-8 and UTF-16
+// documents), nil for UTF-8.
+func queryEncoding(name string) encoding.Encoding {
+	if name == "" || name == "utf-8" || strings.HasPrefix(name, "utf-16") {
+		return nil
+	}
+	enc, canonical := charset.Lookup(name)
+	if enc == nil || canonical == "utf-8" || canonical == "replacement" || strings.HasPrefix(canonical, "utf-16") {
+		return nil
+	}
+	return enc
+}
+
+// encodeQuery percent-encodes the non-ASCII characters of ref's query in
+// enc, the page's encoding, as a browser does for a link on a page in a
+// legacy encoding (WHATWG URL, query state): "?q=日本" on a Shift_JIS page
+// asks for "?q=%93%FA%96%7B", which is what the site's own scripts expect.
+// A character enc cannot represent becomes "&#N;" first, as in browsers.
+// ref is returned as is when its query is ASCII (the common case) or it
+// has none.
+func encodeQuery(ref []byte, enc encoding.Encoding) []byte {
+	q := bytes.IndexByte(ref, '?')
+	if q < 0 {
+		return ref
+	}
+	end := len(ref)
+	if f := bytes.IndexByte(ref[q:], '#'); f >= 0 {
+		end = q + f
+	}
+	ascii := true
+	for _, c := range ref[q:end] {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return ref
+	}
+	e := enc.NewEncoder()
+	out := make([]byte, 0, len(ref)+3*(end-q))
+	out = append(out, ref[:q]...)
+	for _, r := range string(ref[q:end]) {
+		if r < 0x80 {
+			out = append(out, byte(r))
+			continue
+		}
+		b, err := e.Bytes([]byte(string(r)))
+		if err != nil || r == utf8.RuneError {
+			b = []byte("&#" + strconv.Itoa(int(r)) + ";")
+			for _, c := range b {
+				out = append(out, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+			}
+			continue
+		}
+		for _, c := range b {
+			out = append(out, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+		}
+	}
+	return append(out, ref[end:]...)
 }
 
 // scheme returns the lower-cased scheme of an absolute reference (RFC 3986

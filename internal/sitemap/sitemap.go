@@ -71,6 +71,7 @@ const (
 	KindURLSet Kind = "urlset" // XML <urlset>
 	KindIndex  Kind = "index"  // XML <sitemapindex>
 	KindText   Kind = "text"   // one URL a line
+	KindFeed   Kind = "feed"   // RSS 2.0, RSS 1.0 or Atom: entries as in a urlset
 )
 
 // REGP <type> values (REGP §3).

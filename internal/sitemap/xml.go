@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"golang.org/x/net/html/charset"
 )
@@ -43,6 +44,11 @@ func (p *parser) parseXML(r io.Reader) error {
 		e       fields
 		line    int    // line of the entry's start
 		root    string // the root element's name
+		// Entries are the elements named entryName at entryDepth:
+		// <url>/<sitemap> under the root, an RSS 2.0 <item> under
+		// <channel>, an RSS 1.0 <item> or an Atom <entry> under the root.
+		entryDepth = 2
+		entryName  string
 	)
 	maxField := maxFieldFactor * p.o.MaxURLLength
 	for !p.full {
@@ -78,26 +84,41 @@ func (p *parser) parseXML(r io.Reader) error {
 				root = name
 				switch name {
 				case "urlset":
-					p.sm.Kind = KindURLSet
+					p.sm.Kind, entryName = KindURLSet, "url"
 				case "sitemapindex":
-					p.sm.Kind = KindIndex
+					p.sm.Kind, entryName = KindIndex, "sitemap"
+				case "rss": // RSS 2.0: rss/channel/item
+					p.sm.Kind, entryName, entryDepth = KindFeed, "item", 3
+				case "rdf": // RSS 1.0: rdf:RDF/item
+					p.sm.Kind, entryName = KindFeed, "item"
+				case "feed": // Atom: feed/entry
+					p.sm.Kind, entryName = KindFeed, "entry"
 				default:
 					return fmt.Errorf("%w: root element <%s>", ErrFormat, clip(t.Name.Local))
 				}
-			case depth == 2:
-				want := "url"
-				if p.sm.Kind == KindIndex {
-					want = "sitemap"
-				}
-				if name == want {
+			case depth == entryDepth && !inEntry:
+				if name == entryName {
 					inEntry, e, line = true, fields{}, lineOf(d)
-				} else if name == "url" || name == "sitemap" {
+				} else if p.sm.Kind != KindFeed && (name == "url" || name == "sitemap") {
 					p.problem(ProblemMixed, lineOf(d), "<"+name+"> in <"+root+">")
 				}
-			case depth == 3 && inEntry:
+			case depth == entryDepth+1 && inEntry:
 				field = name
 				text.Reset()
 				long = false
+				if p.sm.Kind == KindFeed {
+					field = feedField(name)
+					if name == "link" {
+						// Atom (and atom:link in RSS): the href of the
+						// first link that is the entry itself.
+						if href, ok := feedLinkHref(t.Attr); ok {
+							if href != "" && !e.hasLoc {
+								e.set("loc", href, len(href) > maxField)
+							}
+							field = ""
+						}
+					}
+				}
 			}
 		case xml.CharData:
 			if field != "" && !long {
@@ -109,10 +130,12 @@ func (p *parser) parseXML(r io.Reader) error {
 			}
 		case xml.EndElement:
 			switch {
-			case depth == 3 && inEntry && field != "":
-				e.set(field, text.String(), long)
+			case depth == entryDepth+1 && inEntry && field != "":
+				if field != "loc" || strings.TrimSpace(text.String()) != "" || long {
+					e.set(field, text.String(), long)
+				}
 				field = ""
-			case depth == 2 && inEntry:
+			case depth == entryDepth && inEntry:
 				inEntry = false
 				p.entry(&e, line)
 			}
@@ -123,6 +146,59 @@ func (p *parser) parseXML(r io.Reader) error {
 		return fmt.Errorf("%w: no root element", ErrFormat)
 	}
 	return nil
+}
+
+// feedField maps a feed entry's child onto the sitemap field it stands for
+// (sitemaps.org: RSS <link> and <pubDate>, Atom <link href> and
+// <updated>); "" for the others.
+func feedField(name string) string {
+	switch name {
+	case "link":
+		return "loc"
+	case "pubdate", "updated":
+		return "lastmod"
+	}
+	return ""
+}
+
+// feedLinkHref returns the href of an Atom <link> that points at the entry
+// itself: no rel, or rel="alternate". A link without href is RSS's, whose
+// URL is its text.
+func feedLinkHref(attrs []xml.Attr) (string, bool) {
+	var href, rel string
+	var has bool
+	for _, a := range attrs {
+		switch strings.ToLower(a.Name.Local) {
+		case "href":
+			href, has = a.Value, true
+		case "rel":
+			rel = strings.ToLower(strings.TrimSpace(a.Value))
+		}
+	}
+	if !has {
+		return "", false
+	}
+	if rel != "" && rel != "alternate" {
+		return "", true // another kind of link: neither href nor text
+	}
+	return href, true
+}
+
+// parsePubDate reads an RSS <pubDate> (RFC 822 dates, with or without
+// the day name, two- or four-digit years, zone as offset or name).
+func parsePubDate(s string, t *time.Time) bool {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		s = strings.TrimSpace(s[i+1:])
+	}
+	for _, l := range []string{"2 Jan 2006 15:04:05 -0700", "2 Jan 2006 15:04:05 MST", "2 Jan 2006 15:04 -0700",
+		"2 Jan 2006 15:04 MST", "2 Jan 06 15:04:05 -0700", "2 Jan 06 15:04:05 MST"} {
+		if v, err := time.Parse(l, s); err == nil {
+			*t = v
+			return true
+		}
+	}
+	return false
 }
 
 // limitHit reports whether the size limit ended the input early.
@@ -184,7 +260,7 @@ func (p *parser) entry(f *fields, line int) {
 	}
 	e := Entry{Loc: loc, Priority: -1, OtherHost: other}
 	if f.hasLastMod {
-		if t, ok := parseLastMod(f.lastmod); ok {
+		if t, ok := parseLastMod(f.lastmod); ok || (p.sm.Kind == KindFeed && parsePubDate(f.lastmod, &t)) {
 			e.LastMod = t
 		} else {
 			p.problem(ProblemBadLastMod, line, f.lastmod)
