@@ -558,6 +558,15 @@ func TestBadInput(t *testing.T) {
 			}
 			return err
 		}, codes.InvalidArgument},
+		{"GetURLs largest limits", func() error {
+			st, err := fx.c.GetURLs(ctx, &pb.GetParams{MaxQueues: 1<<32 - 1, MaxUrlsPerQueue: 1<<32 - 1, DelayRequestable: 1<<32 - 1, Item: anyCrawl()})
+			if err == nil {
+				if _, err = st.Recv(); errors.Is(err, io.EOF) {
+					err = nil
+				}
+			}
+			return err
+		}, codes.OK},
 		{"ListQueues huge start", func() error { _, err := fx.c.ListQueues(ctx, &pb.Pagination{Start: 1<<32 - 1}); return err }, codes.OK},
 		{"ListURLs huge page", func() error {
 			st, err := fx.c.ListURLs(ctx, &pb.ListUrlParams{Start: 1<<32 - 1, Size: 1<<32 - 1})
