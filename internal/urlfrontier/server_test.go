@@ -259,6 +259,46 @@ func TestGetURLsScheduling(t *testing.T) {
 	}
 }
 
+// TestGetURLsDueOrder: a queue serves its URLs by next-fetch date, a
+// discovered URL's being the time it was put (as in URLFrontier), so a
+// known URL due earlier comes first whenever it was put.
+func TestGetURLsDueOrder(t *testing.T) {
+	type put struct {
+		url     string
+		refetch int64 // seconds from the put; 0: discovered
+		advance time.Duration
+	}
+	tests := []struct {
+		name string
+		puts []put
+		want []string
+	}{
+		{"known earlier than discovered", []put{{"http://a.test/disc", 0, 0}, {"http://a.test/prio", -1_700_000_000, 0}},
+			[]string{"http://a.test/prio", "http://a.test/disc"}},
+		{"retry due before later discoveries", []put{{"http://a.test/old", 0, time.Minute}, {"http://a.test/new", 0, 0}, {"http://a.test/retry", -30, 0}},
+			[]string{"http://a.test/old", "http://a.test/retry", "http://a.test/new"}},
+		{"discovered in put order", []put{{"http://a.test/1", 0, time.Second}, {"http://a.test/2", 0, 0}, {"http://a.test/3", 0, 0}},
+			[]string{"http://a.test/1", "http://a.test/2", "http://a.test/3"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			for _, p := range tc.puts {
+				if p.refetch == 0 {
+					fx.put(discovered(p.url, info(p.url)))
+				} else {
+					fx.put(known(info(p.url), uint64(fx.clk.Now().Unix()+p.refetch)))
+				}
+				fx.clk.Advance(p.advance)
+			}
+			got := fx.get(&pb.GetParams{Key: "a.test", Item: &pb.GetParams_CrawlID{}})
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("GetURLs = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDelayBlockLimitActive(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
