@@ -473,6 +473,37 @@ func TestStatusListCountPurgeDelete(t *testing.T) {
 	}
 }
 
+// TestPurgeURLsDays: only URLs created days ago or earlier go, whatever
+// the number of days (a duration in nanoseconds overflows past 292 years).
+func TestPurgeURLsDays(t *testing.T) {
+	tests := []struct {
+		days uint32
+		want uint64
+	}{
+		{0, 2},
+		{1, 1},
+		{2, 0},
+		{106_752, 0},
+		{1<<32 - 1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.days), func(t *testing.T) {
+			fx := newFixture(t)
+			fx.put(discovered("old", info("http://p.test/old")))
+			fx.clk.Advance(36 * time.Hour)
+			fx.put(discovered("new", info("http://p.test/new")))
+			n, err := fx.c.PurgeURLs(context.Background(), &pb.PurgeUrlParams{Days: tc.days})
+			if err != nil || n.GetValue() != tc.want {
+				t.Fatalf("PurgeURLs(%d days) = %v, %v; want %d", tc.days, n, err, tc.want)
+			}
+			c, err := fx.c.CountURLs(context.Background(), &pb.CountUrlParams{})
+			if err != nil || c.GetValue() != 2-tc.want {
+				t.Errorf("CountURLs after = %v, %v; want %d", c, err, 2-tc.want)
+			}
+		})
+	}
+}
+
 func TestPutDiscoveredBatches(t *testing.T) {
 	fx := newFixture(t)
 	st, err := fx.c.PutDiscovered(context.Background())
