@@ -463,6 +463,9 @@ func (f *Frontier) put(ctx context.Context, items []frontier.Item) ([]frontier.S
 		for j, i := range g.idx {
 			it := &items[i]
 			kind, due, token, hold := "d", int64(0), "", int64(0)
+			if it.Dated {
+				due = 1 // dated by the script's clock
+			}
 			if it.Known {
 				if !it.Hold.IsZero() {
 					hold = max(msCeil(it.Hold), 0)

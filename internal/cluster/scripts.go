@@ -106,8 +106,10 @@ end
 // putScript: ARGV[3] crawl, ARGV[4] key, ARGV[5] item count, then 8 per
 // item: kind ('d' discovered, 'k' known, 'K' known keeping the data of a
 // completed URL: Options.KeepCompletedURLs), hash, priority, depth, due (ms;
-// known only; -1 completed), fencing token (” none), data, hold (ms; known
-// only; 0 none: the queue's block is raised to it, frontier.Item.Hold).
+// -1 completed; for a discovered item 1 dates it now, frontier.Item.Dated,
+// and 0 makes it due as soon as possible), fencing token (” none), data,
+// hold (ms; known only; 0 none: the queue's block is raised to it,
+// frontier.Item.Hold).
 // Returns the state, then one status per item: 0 OK, 1 skipped (known), 2
 // stale (a known item whose token is not the URL's live lease). A hold
 // applies even to a stale acknowledgement: it says when the host may be
@@ -140,7 +142,7 @@ for i = 0, n - 1 do
   local status = 0
   local old = redis.call('HGET', u, h)
   if kind == 'd' then
-    if old then status = 1 else due = 0 end
+    if old then status = 1 elseif due > 0 then due = now else due = 0 end
   elseif token ~= '' then
     local cur = redis.call('HGET', t, h)
     if cur and cur ~= token then status = 2 end

@@ -477,6 +477,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				sc.inserted = append(sc.inserted, sk)
 				f.mu.seq++
 				pos := entryPos{prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
+				if it.Dated {
+					pos.due = now.UnixNano()
+				}
 				rec := urlRecord{state: stateQueued, qid: q.rec.qid, pos: pos, created: now.Unix()}
 				b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)
 				sc.written[sk] = rec

@@ -130,6 +130,12 @@ type Item struct {
 	// RefetchFrom (Known only) reschedules the URL for that time; the zero
 	// time marks it completed (refetchable_from_date = 0).
 	RefetchFrom time.Time
+	// Dated (discovered only) makes a new URL due at its creation time
+	// rather than as soon as possible (ahead of every URL due at a time),
+	// so that it takes its place by date among the URLs rescheduled to a
+	// time: URLFrontier orders a queue by next-fetch date and dates a
+	// discovered URL at its discovery.
+	Dated bool
 	// Hold (Known only), when not zero, also keeps the item's queue from
 	// being served before it, keeping any later block (BlockQueueUntil
 	// sets the block, Hold only raises it). A crawler acknowledging a

@@ -764,3 +764,28 @@ func TestStatsReadyWaiting(t *testing.T) {
 	fx.clk.Advance(time.Hour)
 	check("all due", "", want{2, 0, 1, time.Time{}})
 }
+
+// TestGetLimitsNoOverflow: limits whose product overflows an int (both
+// come from the wire) neither panic nor stop the URLs being served.
+func TestGetLimitsNoOverflow(t *testing.T) {
+	const big = 1<<32 - 1
+	tests := []struct {
+		name string
+		p    GetParams
+		want int
+	}{
+		{"both largest", GetParams{MaxQueues: big, MaxURLsPerQueue: big}, 3},
+		{"product past int64", GetParams{MaxQueues: 1 << 40, MaxURLsPerQueue: 1 << 40}, 3},
+		{"max int", GetParams{MaxQueues: int(^uint(0) >> 1), MaxURLsPerQueue: 2}, 3},
+		{"one queue", GetParams{MaxQueues: 1, MaxURLsPerQueue: big}, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			fx.put(disc("http://a.test/1"), disc("http://a.test/2"), disc("http://b.test/1"))
+			if got := fx.get(tc.p); len(got) != tc.want {
+				t.Errorf("Get(%+v) = %v, want %d URLs", tc.p, got, tc.want)
+			}
+		})
+	}
+}

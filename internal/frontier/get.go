@@ -46,6 +46,17 @@ func (f *Frontier) Get(ctx context.Context, p GetParams) ([]Lease, error) {
 	return out, nil
 }
 
+// outCap is the capacity to reserve for the leases of a Get of up to
+// queues queues of perQueue URLs each: at most budget and 1,024, and
+// computed without the product overflowing (both come from the wire).
+func outCap(queues, perQueue, budget int) int {
+	n := min(budget, 1024)
+	if queues < n && perQueue < n {
+		n = min(n, queues*perQueue)
+	}
+	return max(n, 0)
+}
+
 // getLocked leases the URLs Get returns; their entries are in the
 // getter's out.
 func (f *Frontier) getLocked(p GetParams) (*getter, error) {
@@ -65,7 +76,7 @@ func (f *Frontier) getLocked(p GetParams) (*getter, error) {
 	f.mu.gets++
 	g := &getter{f: f, p: p, id: f.mu.gets, now: now, expires: now + int64(leaseDur), budget: f.opts.MaxURLsPerGet}
 	if p.MaxQueues > 0 && p.MaxURLsPerQueue > 0 {
-		g.out = make([]leased, 0, min(p.MaxQueues*p.MaxURLsPerQueue, g.budget, 1024))
+		g.out = make([]leased, 0, outCap(p.MaxQueues, p.MaxURLsPerQueue, g.budget))
 	}
 	defer g.close()
 

@@ -267,6 +267,9 @@ func (s *Server) putBatch(ctx context.Context, method string, batch []putItem) [
 			statuses[i] = frontier.Skipped
 			continue
 		}
+		// A discovered URL is dated now, as URLFrontier sets its next
+		// fetch date, so that a queue serves it after the URLs due before.
+		it.item.Dated = !it.item.Known
 		items = append(items, it.item)
 		idx = append(idx, i)
 	}

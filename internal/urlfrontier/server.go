@@ -448,7 +448,10 @@ func (s *Server) PurgeURLs(ctx context.Context, r *pb.PurgeUrlParams) (*pb.Long,
 	if err != nil {
 		return nil, err
 	}
-	before := s.o.Now().Add(-time.Duration(r.GetDays()) * 24 * time.Hour)
+	// In seconds: days as a time.Duration overflows from 106,752 days on
+	// and then purged every URL.
+	now := s.o.Now()
+	before := time.Unix(now.Unix()-int64(r.GetDays())*24*60*60, int64(now.Nanosecond()))
 	n, err := s.f.PurgeURLs(ctx, frontier.ListParams{CrawlID: crawl, Key: r.GetKey()}, before)
 	if err != nil {
 		return nil, internal("purge urls", err)

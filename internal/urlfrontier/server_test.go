@@ -259,6 +259,46 @@ func TestGetURLsScheduling(t *testing.T) {
 	}
 }
 
+// TestGetURLsDueOrder: a queue serves its URLs by next-fetch date, a
+// discovered URL's being the time it was put (as in URLFrontier), so a
+// known URL due earlier comes first whenever it was put.
+func TestGetURLsDueOrder(t *testing.T) {
+	type put struct {
+		url     string
+		refetch int64 // seconds from the put; 0: discovered
+		advance time.Duration
+	}
+	tests := []struct {
+		name string
+		puts []put
+		want []string
+	}{
+		{"known earlier than discovered", []put{{"http://a.test/disc", 0, 0}, {"http://a.test/prio", -1_700_000_000, 0}},
+			[]string{"http://a.test/prio", "http://a.test/disc"}},
+		{"retry due before later discoveries", []put{{"http://a.test/old", 0, time.Minute}, {"http://a.test/new", 0, 0}, {"http://a.test/retry", -30, 0}},
+			[]string{"http://a.test/old", "http://a.test/retry", "http://a.test/new"}},
+		{"discovered in put order", []put{{"http://a.test/1", 0, time.Second}, {"http://a.test/2", 0, 0}, {"http://a.test/3", 0, 0}},
+			[]string{"http://a.test/1", "http://a.test/2", "http://a.test/3"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			for _, p := range tc.puts {
+				if p.refetch == 0 {
+					fx.put(discovered(p.url, info(p.url)))
+				} else {
+					fx.put(known(info(p.url), uint64(fx.clk.Now().Unix()+p.refetch)))
+				}
+				fx.clk.Advance(p.advance)
+			}
+			got := fx.get(&pb.GetParams{Key: "a.test", Item: &pb.GetParams_CrawlID{}})
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("GetURLs = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDelayBlockLimitActive(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
@@ -433,6 +473,37 @@ func TestStatusListCountPurgeDelete(t *testing.T) {
 	}
 }
 
+// TestPurgeURLsDays: only URLs created days ago or earlier go, whatever
+// the number of days (a duration in nanoseconds overflows past 292 years).
+func TestPurgeURLsDays(t *testing.T) {
+	tests := []struct {
+		days uint32
+		want uint64
+	}{
+		{0, 2},
+		{1, 1},
+		{2, 0},
+		{106_752, 0},
+		{1<<32 - 1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.days), func(t *testing.T) {
+			fx := newFixture(t)
+			fx.put(discovered("old", info("http://p.test/old")))
+			fx.clk.Advance(36 * time.Hour)
+			fx.put(discovered("new", info("http://p.test/new")))
+			n, err := fx.c.PurgeURLs(context.Background(), &pb.PurgeUrlParams{Days: tc.days})
+			if err != nil || n.GetValue() != tc.want {
+				t.Fatalf("PurgeURLs(%d days) = %v, %v; want %d", tc.days, n, err, tc.want)
+			}
+			c, err := fx.c.CountURLs(context.Background(), &pb.CountUrlParams{})
+			if err != nil || c.GetValue() != 2-tc.want {
+				t.Errorf("CountURLs after = %v, %v; want %d", c, err, 2-tc.want)
+			}
+		})
+	}
+}
+
 func TestPutDiscoveredBatches(t *testing.T) {
 	fx := newFixture(t)
 	st, err := fx.c.PutDiscovered(context.Background())
@@ -558,6 +629,15 @@ func TestBadInput(t *testing.T) {
 			}
 			return err
 		}, codes.InvalidArgument},
+		{"GetURLs largest limits", func() error {
+			st, err := fx.c.GetURLs(ctx, &pb.GetParams{MaxQueues: 1<<32 - 1, MaxUrlsPerQueue: 1<<32 - 1, DelayRequestable: 1<<32 - 1, Item: anyCrawl()})
+			if err == nil {
+				if _, err = st.Recv(); errors.Is(err, io.EOF) {
+					err = nil
+				}
+			}
+			return err
+		}, codes.OK},
 		{"ListQueues huge start", func() error { _, err := fx.c.ListQueues(ctx, &pb.Pagination{Start: 1<<32 - 1}); return err }, codes.OK},
 		{"ListURLs huge page", func() error {
 			st, err := fx.c.ListURLs(ctx, &pb.ListUrlParams{Start: 1<<32 - 1, Size: 1<<32 - 1})

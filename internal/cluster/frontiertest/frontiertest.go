@@ -100,6 +100,7 @@ func Run(t *testing.T, newF New) {
 		{"InvalidItems", invalidItems},
 		{"CrawlNamespaces", crawlNamespaces},
 		{"PriorityAndDepth", priorityAndDepth},
+		{"DatedDiscovered", datedDiscovered},
 		{"LeaseHidesURL", leaseHidesURL},
 		{"LeaseExpires", leaseExpires},
 		{"AckCompletes", ackCompletes},
@@ -208,6 +209,28 @@ func priorityAndDepth(e *env) {
 	ls, err := e.f.Get(e.ctx, frontier.GetParams{})
 	if err != nil || len(ls) != 0 {
 		e.t.Fatalf("Get with everything leased: %v, %v", ls, err)
+	}
+}
+
+// datedDiscovered: a dated discovered URL takes its place by date among
+// URLs rescheduled to a time (URLFrontier's order by next-fetch date); an
+// undated one comes before them all.
+func datedDiscovered(e *env) {
+	dated := func(u string) frontier.Item { return frontier.Item{Info: frontier.URLInfo{URL: u}, Dated: true} }
+	known := func(u string, at time.Time) frontier.Item {
+		return frontier.Item{Info: frontier.URLInfo{URL: u}, Known: true, RefetchFrom: at}
+	}
+	start := e.clk.Now()
+	e.put(dated("http://a.example/dated1"))
+	e.clk.Advance(time.Minute)
+	e.put(disc("http://a.example/undated"), dated("http://a.example/dated2"),
+		known("http://a.example/early", time.Unix(1, 0)), known("http://a.example/retry", start.Add(30*time.Second)))
+	got := e.get(frontier.GetParams{Key: "a.example"})
+	wantURLs(e.t, "queue order", got, []string{"http://a.example/undated", "http://a.example/early",
+		"http://a.example/dated1", "http://a.example/retry", "http://a.example/dated2"})
+	st, err := e.f.Lookup(e.ctx, "", "http://a.example/dated1")
+	if err != nil || !st.RefetchFrom.Equal(start) {
+		e.t.Errorf("Lookup dated = %+v, %v; want due at %v", st, err, start)
 	}
 }
 
