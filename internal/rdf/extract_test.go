@@ -55,6 +55,22 @@ func TestExtractSyntaxes(t *testing.T) {
 			}},
 		{"microdata untyped", Microdata, `<div itemscope><span itemprop="name">z</span></div>`,
 			[]string{`_:c14n0 <http://ex.org/p#name> "z"`}},
+		{"microdata itemprop-reverse", Microdata, `<div itemscope itemtype="http://schema.org/Store">
+			<span itemprop="name">Mall</span>
+			<link itemprop-reverse="owns" href="/owner"><meta itemprop-reverse="owns" content="a literal cannot be a subject">
+			<div itemprop-reverse="containedIn" itemscope itemtype="http://schema.org/Bakery"><span itemprop="name">Bread</span></div>
+			<div itemprop="employee" itemprop-reverse="worksFor" itemscope><span itemprop="name">Al</span></div></div>`,
+			[]string{
+				`_:c14n0 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://schema.org/Store>`,
+				`_:c14n0 <http://schema.org/name> "Mall"`,
+				`<http://ex.org/owner> <http://schema.org/owns> _:c14n0`,
+				`_:c14n1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://schema.org/Bakery>`,
+				`_:c14n1 <http://schema.org/name> "Bread"`,
+				`_:c14n1 <http://schema.org/containedIn> _:c14n0`,
+				`_:c14n0 <http://schema.org/employee> _:c14n2`,
+				`_:c14n2 <http://schema.org/worksFor> _:c14n0`,
+				`_:c14n2 <http://schema.org/name> "Al"`,
+			}},
 		{"json-ld schema.org context", JSONLD, `<script type="application/ld+json">{"@context":"https://schema.org",
 			"@type":"Event","name":"Gig","url":"/gig","startDate":"2026-05-01","location":{"@type":"Place","name":"Hall"}}</script>`,
 			[]string{

@@ -6,6 +6,9 @@ package rdf
 // gives rdf:type triples and the vocabulary that turns plain itemprop
 // names into property IRIs; nested items become the values of the
 // properties they carry; itemref brings in properties from elsewhere.
+// The note's itemprop-reverse (its appendix, an experimental attribute)
+// states the triple the other way: the value is the subject, the item the
+// object.
 
 import (
 	"sort"
@@ -43,8 +46,8 @@ func extractMicrodata(doc *html.Node, base string, s *sink, maxDepth int) (cut i
 	return m.cut
 }
 
-// topLevel finds the top-level items: elements with itemscope and no
-// itemprop, anywhere in the document.
+// topLevel finds the top-level items: elements with itemscope and
+// neither itemprop nor itemprop-reverse, anywhere in the document.
 func (m *mdProc) topLevel(n *html.Node, depth int) {
 	if depth > maxTreeDepth {
 		m.cut++
@@ -54,7 +57,7 @@ func (m *mdProc) topLevel(n *html.Node, depth int) {
 		if c.Type != html.ElementNode {
 			continue
 		}
-		if hasAttr(c, "itemscope") && !hasAttr(c, "itemprop") {
+		if hasAttr(c, "itemscope") && !hasAttr(c, "itemprop") && !hasAttr(c, "itemprop-reverse") {
 			m.item(c, "", 0)
 			if m.s.full() {
 				return
@@ -125,6 +128,23 @@ func (m *mdProc) item(e *html.Node, vocab string, depth int) Term {
 				m.s.add(subject, m.typ, value)
 			}
 		}
+		// itemprop-reverse: (value, predicate, item), for a value that
+		// is an item or an IRI; a literal cannot be a subject and is
+		// ignored.
+		rnames, _ := attr(p, "itemprop-reverse")
+		for _, name := range strings.Fields(rnames) {
+			pred := m.propertyIRI(name, vocab)
+			if pred.IsZero() {
+				continue
+			}
+			if value.IsZero() {
+				value = m.value(p, vocab, depth)
+			}
+			if value.Kind == Literal {
+				break
+			}
+			m.s.add(value, pred, subject)
+		}
 		if m.s.full() {
 			break
 		}
@@ -169,6 +189,8 @@ func (m *mdProc) propertyIRI(name, vocab string) Term {
 // properties returns the property elements of the item on e, in tree
 // order: elements with itemprop below e, not inside nested items, and in
 // the subtrees its itemref ids name (HTML "the properties of an item").
+// Elements with itemprop-reverse are found by the same crawl (the note's
+// "reverse properties of an item") and returned with them.
 func (m *mdProc) properties(e *html.Node) []*html.Node {
 	var out []*html.Node
 	var pending []*html.Node
@@ -192,7 +214,7 @@ func (m *mdProc) properties(e *html.Node) []*html.Node {
 			continue
 		}
 		seen[n] = true
-		if hasAttr(n, "itemprop") {
+		if hasAttr(n, "itemprop") || hasAttr(n, "itemprop-reverse") {
 			out = append(out, n)
 		}
 		if !hasAttr(n, "itemscope") {
