@@ -71,6 +71,16 @@ func TestExtractSyntaxes(t *testing.T) {
 				`_:c14n2 <http://schema.org/worksFor> _:c14n0`,
 				`_:c14n2 <http://schema.org/name> "Al"`,
 			}},
+		{"microdata additionalType expanded for schema.org only", Microdata, `<div itemscope itemtype="https://schema.org/Person">
+			<link itemprop="additionalType" href="http://ex.org/Chef"></div>
+			<div itemscope itemtype="http://ex.org/schema.org/Person"><link itemprop="additionalType" href="http://ex.org/Cook"></div>`,
+			[]string{
+				`_:c14n0 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <https://schema.org/Person>`,
+				`_:c14n0 <https://schema.org/additionalType> <http://ex.org/Chef>`,
+				`_:c14n0 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://ex.org/Chef>`,
+				`_:c14n1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://ex.org/schema.org/Person>`,
+				`_:c14n1 <http://ex.org/schema.org/additionalType> <http://ex.org/Cook>`,
+			}},
 		{"json-ld schema.org context", JSONLD, `<script type="application/ld+json">{"@context":"https://schema.org",
 			"@type":"Event","name":"Gig","url":"/gig","startDate":"2026-05-01","location":{"@type":"Place","name":"Hall"}}</script>`,
 			[]string{

@@ -122,9 +122,10 @@ func (m *mdProc) item(e *html.Node, vocab string, depth int) Term {
 				value = m.value(p, vocab, depth)
 			}
 			m.s.add(subject, pred, value)
-			// Vocabulary expansion: the registry makes additionalType
-			// a sub-property of rdf:type, whatever the value's kind.
-			if name == "additionalType" && strings.HasSuffix(vocab, "schema.org/") {
+			// Vocabulary expansion: the registry makes schema.org's
+			// additionalType a sub-property of rdf:type, whatever the
+			// value's kind.
+			if name == "additionalType" && (vocab == "http://schema.org/" || vocab == "https://schema.org/") {
 				m.s.add(subject, m.typ, value)
 			}
 		}
