@@ -102,6 +102,9 @@ func TestExtractSyntaxes(t *testing.T) {
 				`_:c14n1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> "a"`,
 				`_:c14n1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> _:c14n0`,
 			}},
+		{"json-ld value object with many types", JSONLD, `<script type="application/ld+json">{"@context":{"@vocab":"http://schema.org/"},
+			"name":{"@value":"x","@type":["http://ex.org/a","http://ex.org/b"]},"description":"kept"}</script>`,
+			[]string{`_:c14n0 <http://schema.org/description> "kept"`}},
 		{"rdfa lite", RDFa, `<div vocab="https://schema.org/" typeof="Person" resource="#me"><span property="name">Bo</span></div>`,
 			[]string{
 				`<http://ex.org/p#me> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <https://schema.org/Person>`,

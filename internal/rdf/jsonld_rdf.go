@@ -183,7 +183,14 @@ func (c *ldConv) list(items []any) Term {
 // booleans and numbers get XSD datatypes and canonical forms, @json
 // values become rdf:JSON, language-tagged strings keep their language.
 func (c *ldConv) literal(m map[string]any, val any) Term {
-	dt, _ := m["@type"].(string)
+	dt, ok := m["@type"].(string)
+	if !ok && m["@type"] != nil {
+		// A value object's @type must be one IRI ("invalid typed
+		// value"); json-gold's expansion lets an array through. Reject
+		// the triple rather than drop the datatype.
+		c.s.invalid++
+		return Term{}
+	}
 	if dt == "@json" {
 		// Sorted keys, no HTML escaping: close to the JSON
 		// Canonicalization Scheme the spec asks for.
