@@ -19,7 +19,10 @@ import (
 // graph into the page's). A test we fail must also fail with json-gold's
 // own toRDF: our walk may not be less conformant than the code it
 // replaces. Tests needing options extraction never uses (JSON-LD 1.0,
-// rdfDirection, generalized RDF, expandContext) are left out.
+// rdfDirection, generalized RDF, expandContext) are left out. A negative
+// test (an input the spec rejects) must give an error or an empty graph,
+// which extraction turns into a skipped script; one we accept must be
+// accepted by json-gold's toRDF as well.
 func TestJSONLDToRDFSuite(t *testing.T) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/piprate/json-gold").Output()
 	if err != nil {
@@ -45,10 +48,11 @@ func TestJSONLDToRDFSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	loader := suiteLoader{prefix: manifest.BaseIri, dir: dir}
-	var ran, passed, bothFail int
-	var failedIDs []string
+	var ran, passed, bothFail, negRan, negPassed int
+	var failedIDs, negAccepted []string
 	for _, tc := range manifest.Sequence {
-		if !slicesContains(tc.Type, "jld:PositiveEvaluationTest") || tc.Expect == "" {
+		negative := slicesContains(tc.Type, "jld:NegativeEvaluationTest")
+		if !negative && (!slicesContains(tc.Type, "jld:PositiveEvaluationTest") || tc.Expect == "") {
 			continue
 		}
 		o := tc.Option
@@ -63,6 +67,20 @@ func TestJSONLDToRDFSuite(t *testing.T) {
 		in, err := os.ReadFile(filepath.Join(dir, tc.Input))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if negative {
+			negRan++
+			got, err := ourToRDF(in, base, loader)
+			if err != nil || got == "" {
+				negPassed++
+				continue
+			}
+			if ref, refErr := goldToRDF(in, base, loader); refErr != nil || ref == "" {
+				t.Errorf("%s %s: json-gold's toRDF rejects it, our walk gives:\n%s", tc.ID, tc.Name, got)
+				continue
+			}
+			negAccepted = append(negAccepted, tc.ID)
+			continue
 		}
 		exp, err := os.ReadFile(filepath.Join(dir, tc.Expect))
 		if err != nil {
@@ -89,7 +107,11 @@ func TestJSONLDToRDFSuite(t *testing.T) {
 	if ran < 200 {
 		t.Errorf("only %d toRdf tests ran", ran)
 	}
+	if negRan < 50 {
+		t.Errorf("only %d negative toRdf tests ran", negRan)
+	}
 	t.Logf("JSON-LD toRdf: %d of %d tests pass; %d fail with json-gold's own toRDF too: %s", passed, ran, bothFail, strings.Join(failedIDs, " "))
+	t.Logf("JSON-LD toRdf negative: %d of %d rejected; accepted by json-gold's toRDF too: %s", negPassed, negRan, strings.Join(negAccepted, " "))
 }
 
 func slicesContains(s []string, v string) bool {
