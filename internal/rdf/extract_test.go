@@ -358,3 +358,40 @@ func TestRDFaPropertyCopying(t *testing.T) {
 		})
 	}
 }
+
+// TestBaseHrefFallback: a <base href> that is not a URL leaves the page
+// URL as the base of every syntax (HTML's frozen base URL), while a valid
+// one, IRIs included, is used.
+func TestBaseHrefFallback(t *testing.T) {
+	t.Parallel()
+	body := func(href string) []byte {
+		return []byte(`<html><head><base href="` + href + `">
+<script type="application/ld+json">{"@id":"ld","http://schema.org/name":"a"}</script></head>
+<body><div itemscope itemid="md" itemtype="http://schema.org/Thing"><span itemprop="name">b</span></div>
+<p about="rdfa" property="http://schema.org/name">c</p></body></html>`)
+	}
+	for _, tc := range []struct {
+		href, dir string
+		ids       []string
+	}{
+		{"http://[bad/", "http://ex.org/dir/", []string{"ld", "md", "rdfa"}},
+		{"http://ex.org:99999999999/x/", "http://ex.org/dir/", []string{"ld", "md", "rdfa"}},
+		{"/other/", "http://ex.org/other/", []string{"ld", "md", "rdfa"}},
+		// json-gold writes the IRI percent-encoded: RDFa and microdata only.
+		{"http://ex.org/ü/", "http://ex.org/ü/", []string{"md", "rdfa"}},
+	} {
+		quads, _, err := Extract(context.Background(), "http://ex.org/dir/page.html", body(tc.href), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.href, err)
+		}
+		subjects := map[string]bool{}
+		for _, q := range quads {
+			subjects[q.S.Value] = true
+		}
+		for _, id := range tc.ids {
+			if !subjects[tc.dir+id] {
+				t.Errorf("base %q: no subject %s%s in %v", tc.href, tc.dir, id, subjects)
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package rdf
 
 import (
+	"net/url"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -94,16 +96,27 @@ func htmlBase(doc *html.Node, docURL string) string {
 }
 
 // baseFrom is the base IRI a <base href> gives a document: href resolved
-// against the document URL, without fragment (RFC 3986 §5.1).
+// against the document URL, without fragment (RFC 3986 §5.1). An href
+// that does not resolve to a URL (http://[bad/, say) leaves the document
+// URL as the base, as HTML's frozen base URL falls back to it.
 func baseFrom(docURL, href string) string {
 	found := resolveIRI(docURL, strings.TrimSpace(href))
 	if !hasScheme(found) {
+		return docURL
+	}
+	if u, err := url.Parse(found); err != nil || !validPort(u.Port()) {
 		return docURL
 	}
 	if i := strings.IndexByte(found, '#'); i >= 0 {
 		found = found[:i]
 	}
 	return found
+}
+
+// validPort reports whether p is empty or a port number (0-65535).
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return p == "" || err == nil && n >= 0 && n <= 65535
 }
 
 func attr(n *html.Node, key string) (string, bool) {
