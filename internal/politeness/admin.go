@@ -125,8 +125,8 @@ func (g *Gate) noteRobotsDelay(ctx context.Context, key string, v *robotsView, n
 }
 
 func checkKey(key string) error {
-	if key == "" || key == DefaultDelayKey || len(key) > 1024 || strings.ContainsAny(key, " \t\r\n") {
-		return fmt.Errorf("politeness: bad key %q", key)
+	if key == "" || key == DefaultDelayKey || len(key) > 1024 || strings.ContainsAny(key, " \t\r\n/?#@") {
+		return fmt.Errorf("politeness: bad key %q: want a host name, domain or IP address (not a URL)", key)
 	}
 	return nil
 }

@@ -392,6 +392,10 @@ func ParseURLList(body []byte) ([]string, error) {
 			return nil, &apiError{http.StatusBadRequest, "want a JSON array of URL strings: " + err.Error()}
 		}
 		urls = obj.URLs
+	} else if urls == nil {
+		// JSON null decodes without error into a nil slice; it is not a
+		// list of URLs.
+		return nil, &apiError{http.StatusBadRequest, "want a JSON array of URL strings, not null"}
 	}
 	if len(urls) > MaxURLs {
 		return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d URLs per call", MaxURLs)}
@@ -401,10 +405,22 @@ func ParseURLList(body []byte) ([]string, error) {
 
 // SplitURLList splits a query value of URLs separated by commas. A comma
 // only separates when an http:// or https:// URL follows it, so commas
-// inside URLs survive; surrounding [brackets] are dropped.
+// inside URLs survive; surrounding [brackets] are dropped. A value that is
+// a JSON array of strings (["http://a/","http://b/"], the same list a POST
+// body holds) gives its strings.
 func SplitURLList(v string) []string {
 	v = strings.TrimSpace(v)
 	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+		var list []string
+		if json.Unmarshal([]byte(v), &list) == nil {
+			out := list[:0]
+			for _, u := range list {
+				if u = strings.TrimSpace(u); u != "" {
+					out = append(out, u)
+				}
+			}
+			return out
+		}
 		v = v[1 : len(v)-1]
 	}
 	var out []string
