@@ -137,6 +137,13 @@ func TestAdminBadInput(t *testing.T) {
 			}
 		})
 	}
+	// A URL-like key stored before keys were vetted can still be deleted.
+	if err := g.DeleteDelay(ctx, "http://a.example/"); err != nil {
+		t.Errorf("delete of a URL-like key: %v", err)
+	}
+	if _, err := g.Status(ctx, "http://a.example/", ""); err == nil {
+		t.Error("Status of a URL-like key: no error")
+	}
 }
 
 func TestAdminDelayTakesEffect(t *testing.T) {

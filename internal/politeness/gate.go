@@ -572,8 +572,8 @@ type KeyStatus struct {
 // only the key) the key's stored robots delay counts, the one ListDelays
 // shows.
 func (g *Gate) Status(ctx context.Context, key, origin string) (KeyStatus, error) {
-	if key == "" || len(key) > 1024 {
-		return KeyStatus{}, fmt.Errorf("politeness: bad key %q", key)
+	if key == "" || len(key) > 1024 || strings.ContainsAny(key, " \t\r\n/?#@") {
+		return KeyStatus{}, fmt.Errorf("politeness: bad key %q: want a host name, domain or IP address (not a URL)", key)
 	}
 	now := g.now()
 	view := g.cachedView(ctx, origin, now)

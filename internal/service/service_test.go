@@ -260,6 +260,9 @@ func TestAdminAPI(t *testing.T) {
 		if resp, b := f.call("PUT", "/admin/delays/"+key, `{"delay": 100}`, auth...); resp.StatusCode != 400 {
 			t.Errorf("PUT key %s: %d %s", key, resp.StatusCode, b)
 		}
+		if resp, b := f.call("GET", "/admin/delays/"+key, "", auth...); resp.StatusCode != 400 {
+			t.Errorf("GET key %s: %d %s", key, resp.StatusCode, b)
+		}
 	}
 	f.svc.SetAdminToken("")
 	if resp, _ := f.call("GET", "/admin/config", "", auth...); resp.StatusCode != 403 {
