@@ -127,6 +127,7 @@ func TestFilterServices(t *testing.T) {
 	}{
 		{"POST array", "POST", "/politeness", `["` + h + `/a","` + h + `/b","` + h + `/suche/x","not a url"]`},
 		{"POST object", "POST", "/politeness", `{"urls":["` + h + `/a","` + h + `/b"]}`},
+		{"POST Listing 7 trailing comma", "POST", "/politeness", "[\n  \"" + h + "/a\",\n  \"" + h + "/b\",\n]\n"},
 		{"GET list", "GET", "/politeness?urls=" + url.QueryEscape(h+"/a,"+h+"/b"), ""},
 		{"GET bracketed", "GET", "/politeness?urls=" + url.QueryEscape("["+h+"/a,"+h+"/b]"), ""},
 		{"GET JSON array", "GET", "/politeness?urls=" + url.QueryEscape(`["`+h+`/a","`+h+`/b"]`), ""},
@@ -150,6 +151,8 @@ func TestFilterServices(t *testing.T) {
 		{"bad json", "POST", "/politeness", `{"x":`, 400},
 		{"numbers", "POST", "/politeness", `[1,2]`, 400},
 		{"null", "POST", "/politeness", `null`, 400},
+		{"only a comma", "POST", "/politeness", `[,]`, 400},
+		{"two commas", "POST", "/politeness", `["http://a/",,]`, 400},
 		{"null verbose", "POST", "/politeness/verbose", ` null `, 400},
 		{"empty body", "POST", "/politeness/verbose", ``, 400},
 		{"form body", "POST", "/politeness", `urls=` + url.QueryEscape(h+"/a"), 400},
