@@ -271,7 +271,7 @@ See docs/proxy.md and docs/configuration.md.`)
 	}
 	defer px.Close()
 
-	token, tokenFile, err := adminToken(fc)
+	token, tokenFile, err := adminToken(fc.Admin.Token, fc.Data)
 	if err != nil {
 		return err
 	}
@@ -584,11 +584,11 @@ func applyProxyFile(ctx context.Context, old, nf proxyFile, gate *politeness.Gat
 // adminToken returns the configured token, or the one kept in
 // DATA/admin-token (created, random, mode 0600, on first start) and that
 // file's path.
-func adminToken(fc proxyFile) (token, file string, err error) {
-	if fc.Admin.Token != "" {
-		return fc.Admin.Token, "", nil
+func adminToken(configured, data string) (token, file string, err error) {
+	if configured != "" {
+		return configured, "", nil
 	}
-	file = filepath.Join(fc.Data, "admin-token")
+	file = filepath.Join(data, "admin-token")
 	if b, err := os.ReadFile(file); err == nil {
 		if t := strings.TrimSpace(string(b)); t != "" {
 			return t, file, nil
@@ -596,11 +596,11 @@ func adminToken(fc proxyFile) (token, file string, err error) {
 	}
 	var raw [24]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", "", fmt.Errorf("proxy: admin token: %w", err)
+		return "", "", fmt.Errorf("admin token: %w", err)
 	}
 	token = hex.EncodeToString(raw[:])
 	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
-		return "", "", fmt.Errorf("proxy: admin token: %w", err)
+		return "", "", fmt.Errorf("admin token: %w", err)
 	}
 	return token, file, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/proxy"
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	"github.com/courtesy-crawler/courtesy/internal/service"
 	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
 )
@@ -49,6 +50,8 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 	fs.StringVar(&advertise, "advertise", "", "the gRPC `ADDR` ListNodes gives for this node (default: the address listened on, with the real port for :0 and the host name for a wildcard IP)")
 	fs.StringVar(&metrics, "metrics-addr", "", "serve Prometheus /metrics on this `ADDR`")
 	fs.StringVar(&apiListen, "api-listen", "", "serve the HTTP politeness services (as the proxy's) on this `ADDR`")
+	fs.Var(&cf.resolve, "resolve", "send the politeness services' robots.txt fetches for hosts matching `PATTERN=ADDR:PORT` to ADDR:PORT (repeatable; PATTERN is host, *.suffix or *)")
+	allowPrivate := fs.Bool("allow-private", false, "let the politeness services' robots.txt fetches reach loopback, private and link-local addresses (SSRF guard off)")
 	var consoleToken, consoleCrawl string
 	fs.StringVar(&consoleToken, "console-token", "", "the web console's access `TOKEN` for actions, 16 characters or more (default random, printed at start; the console is served on --api-listen)")
 	fs.StringVar(&consoleCrawl, "console-crawl", frontier.DefaultCrawl, "the crawl `ID` the console shows and steers")
@@ -158,10 +161,24 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 		fmt.Fprintf(env.Stdout, "courtesy serve: metrics on http://%s/metrics\n", mln.Addr())
 	}
 	if apiListen != "" {
-		h, gate, robots, err := politenessServices(db, reg, levels.Logger("service"))
+		res, err := cf.resolver()
 		if err != nil {
 			ln.Close()
 			return err
+		}
+		token, tokenFile, err := adminToken(os.Getenv("COURTESY_ADMIN_TOKEN"), data)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("serve: %w", err)
+		}
+		h, gate, robots, err := politenessServices(db, reg, levels.Logger("service"), servicesOptions{
+			resolve: res, allowPrivate: *allowPrivate, adminToken: token})
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		if tokenFile != "" {
+			fmt.Fprintf(env.Stdout, "courtesy serve: admin token in %s\n", tokenFile)
 		}
 		if ef != nil {
 			consHosts = console.FrontierSource(ef, consoleCrawl)
@@ -340,20 +357,30 @@ func serveLogLevels(env *Env, cf commonFlags) (*urlfrontier.LogLevels, error) {
 	return urlfrontier.NewLogLevels(h, level), nil
 }
 
+// servicesOptions are the flags of serve's politeness services: --resolve
+// and --allow-private for their robots.txt fetches, as the proxy's, and the
+// admin token.
+type servicesOptions struct {
+	resolve      *resolve.Resolver
+	allowPrivate bool
+	adminToken   string
+}
+
 // politenessServices is the proxy's HTTP politeness API (politeness
 // checks, reservations, admin delays, /health, /metrics) over a gate whose
 // robots cache and delays live in the frontier's store.
-func politenessServices(db *kv.DB, reg *prometheus.Registry, log *slog.Logger) (http.Handler, *politeness.Gate, politeness.RobotsStore, error) {
+func politenessServices(db *kv.DB, reg *prometheus.Registry, log *slog.Logger, o servicesOptions) (http.Handler, *politeness.Gate, politeness.RobotsStore, error) {
+	allowPrivate := o.allowPrivate
 	backend := politeness.Backend{
 		Robots:     politeness.NewKVRobotsStore(db),
 		Delays:     politeness.NewKVDelayStore(db),
-		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: proxy.Dialer(nil, func() bool { return false }), MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}},
+		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: proxy.Dialer(o.resolve, func() bool { return allowPrivate }), MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}},
 	}
 	gate, err := politeness.New(politeness.Config{}, backend)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("serve: politeness: %w", err)
 	}
-	svc, err := service.New(service.Options{Gate: gate, Gatherer: reg, Logger: log, AdminToken: os.Getenv("COURTESY_ADMIN_TOKEN")})
+	svc, err := service.New(service.Options{Gate: gate, Gatherer: reg, Logger: log, AdminToken: o.adminToken})
 	if err != nil {
 		return nil, nil, nil, err
 	}

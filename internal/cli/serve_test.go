@@ -3,13 +3,17 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -259,5 +263,83 @@ func TestApplyProcs(t *testing.T) {
 				t.Errorf("GOMAXPROCS = %d, want %d", got, want)
 			}
 		})
+	}
+}
+
+// TestServePolitenessServices: `courtesy serve --api-listen` answers the
+// politeness services as the proxy does, for an origin on loopback reached
+// through --resolve and --allow-private (robots.txt read, Crawl-delay
+// applied), and its admin API has a token kept in DATA/admin-token.
+func TestServePolitenessServices(t *testing.T) {
+	t.Setenv("COURTESY_ADMIN_TOKEN", "")
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nCrawl-delay: 2\nDisallow: /private/\n")
+			return
+		}
+		io.WriteString(w, "page")
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	base, _, _, _, _ := startCmd(t, "serve", "--listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0", "--data", dir,
+		"--log-level", "warn", "--allow-private", "--resolve", "*.test="+strings.TrimPrefix(origin.URL, "http://"))
+	b, err := os.ReadFile(filepath.Join(dir, "admin-token"))
+	if err != nil {
+		t.Fatalf("admin token file: %v", err)
+	}
+	token := strings.TrimSpace(string(b))
+
+	post := func(path, body string, hdr ...string) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		if strings.HasPrefix(path, "/admin/") {
+			req.Method = "PUT"
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	robotsMsg := "Blocked because URL is excluded from allowed URLs."
+	code, b := post("/politeness/verbose", `["http://site.test/a","http://site.test/b","http://site.test/private/x"]`)
+	var got []struct {
+		URL        string  `json:"url"`
+		Error      *string `json:"error"`
+		Allowed    bool    `json:"allowed"`
+		RetryAfter int64   `json:"retryAfter"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil || code != 200 || len(got) != 3 {
+		t.Fatalf("verbose: %d %s", code, b)
+	}
+	for i, tt := range []struct {
+		minRetry, maxRetry int64
+		err                string
+	}{
+		// robots.txt was fetched (taking the slot): the host's delay is its
+		// Crawl-delay of 2 s, above the default 1 s.
+		{1001, 2000, "There must be a delay of 2000 milliseconds between each request."},
+		{1001, 2000, "There must be a delay of 2000 milliseconds between each request."},
+		{-1, -1, robotsMsg},
+	} {
+		r := got[i]
+		if r.Allowed || r.Error == nil || !strings.HasPrefix(*r.Error, tt.err) || r.RetryAfter < tt.minRetry || r.RetryAfter > tt.maxRetry {
+			t.Errorf("verbose[%d] = %s", i, b)
+		}
+	}
+	auth := []string{"Authorization", "Bearer " + token}
+	if code, b := post("/admin/delays/site.test", `{"delay": 3000}`); code != 401 {
+		t.Errorf("admin without token: %d %s", code, b)
+	}
+	if code, b := post("/admin/delays/site.test", `{"delay": 3000}`, auth...); code != 200 {
+		t.Errorf("admin put: %d %s", code, b)
+	}
+	if code, b := post("/politeness/verbose", `["http://site.test/c"]`); code != 200 || !strings.Contains(string(b), `"retryAfter":3000`) && !strings.Contains(string(b), "3000 milliseconds") {
+		t.Errorf("after admin put: %d %s", code, b)
 	}
 }

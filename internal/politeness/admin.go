@@ -124,7 +124,21 @@ func (g *Gate) noteRobotsDelay(ctx context.Context, key string, v *robotsView, n
 	return g.putDelay(ctx, e)
 }
 
+// checkKey vets a key an operator names: a host name, registrable domain
+// or IP address, never a URL (which no request's key would match).
 func checkKey(key string) error {
+	if err := checkStoredKey(key); err != nil {
+		return err
+	}
+	if strings.ContainsAny(key, "/?#@") {
+		return fmt.Errorf("politeness: bad key %q: want a host name, domain or IP address (not a URL)", key)
+	}
+	return nil
+}
+
+// checkStoredKey is the weaker check of DeleteDelay, so that a key stored
+// before checkKey refused URLs can still be removed.
+func checkStoredKey(key string) error {
 	if key == "" || key == DefaultDelayKey || len(key) > 1024 || strings.ContainsAny(key, " \t\r\n") {
 		return fmt.Errorf("politeness: bad key %q", key)
 	}
@@ -152,7 +166,7 @@ func (g *Gate) SetDelay(ctx context.Context, key string, d time.Duration, overri
 // file's delay for key, else the default, applies again. The robots delay
 // record is kept.
 func (g *Gate) DeleteDelay(ctx context.Context, key string) error {
-	if err := checkKey(key); err != nil {
+	if err := checkStoredKey(key); err != nil {
 		return err
 	}
 	e, found, err := g.freshDelayEntry(ctx, key)

@@ -122,6 +122,9 @@ func TestAdminBadInput(t *testing.T) {
 		{"empty key", g.SetDelay(ctx, "", time.Second, false)},
 		{"default key", g.SetDelay(ctx, politeness.DefaultDelayKey, time.Second, false)},
 		{"space in key", g.SetDelay(ctx, "a b", time.Second, false)},
+		{"URL as key", g.SetDelay(ctx, "http://a.example/", time.Second, false)},
+		{"path in key", g.SetDelay(ctx, "a.example/x", time.Second, false)},
+		{"userinfo in key", g.SetDelay(ctx, "u@a.example", time.Second, false)},
 		{"negative delay", g.SetDelay(ctx, "a.example", -time.Second, false)},
 		{"huge delay", g.SetDelay(ctx, "a.example", 25*time.Hour, false)},
 		{"huge default", g.SetDefaultDelay(ctx, 25*time.Hour)},
@@ -133,6 +136,13 @@ func TestAdminBadInput(t *testing.T) {
 				t.Fatalf("err = %v, want a politeness error", tc.err)
 			}
 		})
+	}
+	// A URL-like key stored before keys were vetted can still be deleted.
+	if err := g.DeleteDelay(ctx, "http://a.example/"); err != nil {
+		t.Errorf("delete of a URL-like key: %v", err)
+	}
+	if _, err := g.Status(ctx, "http://a.example/", ""); err == nil {
+		t.Error("Status of a URL-like key: no error")
 	}
 }
 

@@ -568,16 +568,28 @@ type KeyStatus struct {
 
 // Status returns key's state without taking a slot or fetching anything.
 // origin ("scheme://host[:port]", see Origin) selects the cached robots.txt
-// whose Crawl-delay and Request-rate count; "" ignores robots.
+// whose Crawl-delay and Request-rate count; with "" (a caller that knows
+// only the key) the key's stored robots delay counts, the one ListDelays
+// shows.
 func (g *Gate) Status(ctx context.Context, key, origin string) (KeyStatus, error) {
-	if key == "" || len(key) > 1024 {
-		return KeyStatus{}, fmt.Errorf("politeness: bad key %q", key)
+	if key == "" || len(key) > 1024 || strings.ContainsAny(key, " \t\r\n/?#@") {
+		return KeyStatus{}, fmt.Errorf("politeness: bad key %q: want a host name, domain or IP address (not a URL)", key)
 	}
 	now := g.now()
 	view := g.cachedView(ctx, origin, now)
 	delays, err := g.delays(ctx, key, view, now)
 	if err != nil {
 		return KeyStatus{}, err
+	}
+	if origin == "" {
+		e, found, err := g.delayEntry(ctx, key)
+		if err != nil {
+			return KeyStatus{}, err
+		}
+		if found && e.Robots > delays.Robots {
+			delays.Robots = e.Robots // stored capped
+			delays = effectiveDelay(delays)
+		}
 	}
 	_, d, gr, err := g.acquireGrant(ctx, target{key: key}, delays, g.cfg.Lease, true)
 	if err != nil {

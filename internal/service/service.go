@@ -18,6 +18,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -384,7 +385,15 @@ func readURLs(r *http.Request) ([]string, error) {
 // strings, or an object {"urls": [...]}. At most MaxURLs.
 func ParseURLList(body []byte) ([]string, error) {
 	var urls []string
-	if err := json.Unmarshal(body, &urls); err != nil {
+	err := json.Unmarshal(body, &urls)
+	if err != nil {
+		// The thesis' Listing 7 ends its array with a comma: accept that
+		// one leniency.
+		if t, ok := dropTrailingComma(body); ok && json.Unmarshal(t, &urls) == nil && urls != nil {
+			err = nil
+		}
+	}
+	if err != nil {
 		var obj struct {
 			URLs []string `json:"urls"`
 		}
@@ -392,6 +401,10 @@ func ParseURLList(body []byte) ([]string, error) {
 			return nil, &apiError{http.StatusBadRequest, "want a JSON array of URL strings: " + err.Error()}
 		}
 		urls = obj.URLs
+	} else if urls == nil {
+		// JSON null decodes without error into a nil slice; it is not a
+		// list of URLs.
+		return nil, &apiError{http.StatusBadRequest, "want a JSON array of URL strings, not null"}
 	}
 	if len(urls) > MaxURLs {
 		return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d URLs per call", MaxURLs)}
@@ -399,12 +412,42 @@ func ParseURLList(body []byte) ([]string, error) {
 	return urls, nil
 }
 
+// dropTrailingComma turns a body ending in `, ]` into one ending in `]`.
+func dropTrailingComma(body []byte) ([]byte, bool) {
+	t := bytes.TrimRight(body, " \t\r\n")
+	if !bytes.HasSuffix(t, []byte("]")) {
+		return nil, false
+	}
+	head := bytes.TrimRight(t[:len(t)-1], " \t\r\n")
+	if !bytes.HasSuffix(head, []byte(",")) {
+		return nil, false
+	}
+	head = head[:len(head)-1]
+	if bytes.HasSuffix(bytes.TrimRight(head, " \t\r\n"), []byte("[")) {
+		return nil, false // [,] is no list
+	}
+	out := append([]byte(nil), head...)
+	return append(out, ']'), true
+}
+
 // SplitURLList splits a query value of URLs separated by commas. A comma
 // only separates when an http:// or https:// URL follows it, so commas
-// inside URLs survive; surrounding [brackets] are dropped.
+// inside URLs survive; surrounding [brackets] are dropped. A value that is
+// a JSON array of strings (["http://a/","http://b/"], the same list a POST
+// body holds) gives its strings.
 func SplitURLList(v string) []string {
 	v = strings.TrimSpace(v)
 	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+		var list []string
+		if json.Unmarshal([]byte(v), &list) == nil {
+			out := list[:0]
+			for _, u := range list {
+				if u = strings.TrimSpace(u); u != "" {
+					out = append(out, u)
+				}
+			}
+			return out
+		}
 		v = v[1 : len(v)-1]
 	}
 	var out []string

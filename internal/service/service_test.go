@@ -34,9 +34,15 @@ type fixture struct {
 // Listing 8), a gate with delay, and the service in front.
 func newFixture(t *testing.T, delay time.Duration) *fixture {
 	t.Helper()
+	return newFixtureRobots(t, delay, "User-agent: *\nDisallow: /suche/\n")
+}
+
+// newFixtureRobots is newFixture with the origin's robots.txt.
+func newFixtureRobots(t *testing.T, delay time.Duration, robots string) *fixture {
+	t.Helper()
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
-			io.WriteString(w, "User-agent: *\nDisallow: /suche/\n")
+			io.WriteString(w, robots)
 			return
 		}
 		io.WriteString(w, "page")
@@ -121,8 +127,11 @@ func TestFilterServices(t *testing.T) {
 	}{
 		{"POST array", "POST", "/politeness", `["` + h + `/a","` + h + `/b","` + h + `/suche/x","not a url"]`},
 		{"POST object", "POST", "/politeness", `{"urls":["` + h + `/a","` + h + `/b"]}`},
+		{"POST Listing 7 trailing comma", "POST", "/politeness", "[\n  \"" + h + "/a\",\n  \"" + h + "/b\",\n]\n"},
 		{"GET list", "GET", "/politeness?urls=" + url.QueryEscape(h+"/a,"+h+"/b"), ""},
 		{"GET bracketed", "GET", "/politeness?urls=" + url.QueryEscape("["+h+"/a,"+h+"/b]"), ""},
+		{"GET JSON array", "GET", "/politeness?urls=" + url.QueryEscape(`["`+h+`/a","`+h+`/b"]`), ""},
+		{"GET repeated", "GET", "/politeness?urls=" + url.QueryEscape(h+"/a") + "&urls=" + url.QueryEscape(h+"/b"), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, b := f.call(tt.method, tt.path, tt.body)
@@ -141,6 +150,12 @@ func TestFilterServices(t *testing.T) {
 	}{
 		{"bad json", "POST", "/politeness", `{"x":`, 400},
 		{"numbers", "POST", "/politeness", `[1,2]`, 400},
+		{"null", "POST", "/politeness", `null`, 400},
+		{"only a comma", "POST", "/politeness", `[,]`, 400},
+		{"two commas", "POST", "/politeness", `["http://a/",,]`, 400},
+		{"null verbose", "POST", "/politeness/verbose", ` null `, 400},
+		{"empty body", "POST", "/politeness/verbose", ``, 400},
+		{"form body", "POST", "/politeness", `urls=` + url.QueryEscape(h+"/a"), 400},
 		{"too many", "POST", "/politeness", `[` + strings.Repeat(`"http://a/",`, MaxURLs) + `"http://a/"]`, 413},
 		{"huge body", "POST", "/politeness/verbose", `["` + strings.Repeat("a", MaxBodyBytes) + `"]`, 413},
 		{"missing urls", "GET", "/politeness", "", 400},
@@ -243,9 +258,71 @@ func TestAdminAPI(t *testing.T) {
 			t.Errorf("%s: %d", body, resp.StatusCode)
 		}
 	}
+	// A key is a host name, not a URL: one would never match a request.
+	for _, key := range []string{"http:%2F%2Fx.org%2F", "x.org%2Fpath", "user@x.org", "x.org%3Fq"} {
+		if resp, b := f.call("PUT", "/admin/delays/"+key, `{"delay": 100}`, auth...); resp.StatusCode != 400 {
+			t.Errorf("PUT key %s: %d %s", key, resp.StatusCode, b)
+		}
+		if resp, b := f.call("GET", "/admin/delays/"+key, "", auth...); resp.StatusCode != 400 {
+			t.Errorf("GET key %s: %d %s", key, resp.StatusCode, b)
+		}
+	}
 	f.svc.SetAdminToken("")
 	if resp, _ := f.call("GET", "/admin/config", "", auth...); resp.StatusCode != 403 {
 		t.Errorf("disabled admin: %d", resp.StatusCode)
+	}
+}
+
+// TestAdminDelayRobots: a key's live status counts the Crawl-delay of its
+// robots.txt, as /delays does, though the admin API knows only the key.
+func TestAdminDelayRobots(t *testing.T) {
+	auth := []string{"Authorization", "Bearer " + token}
+	for _, tt := range []struct {
+		name                     string
+		robots, put              string
+		effective, robotsDelay   int64
+		wantManual, wantOverride bool
+	}{
+		{"crawl-delay above default", "User-agent: *\nCrawl-delay: 3\n", "", 3000, 3000, false, false},
+		{"no crawl-delay", "User-agent: *\nDisallow: /x\n", "", 1000, 0, false, false},
+		{"manual below robots", "User-agent: *\nCrawl-delay: 3\n", `{"delay": 2000}`, 3000, 3000, true, false},
+		{"override", "User-agent: *\nCrawl-delay: 3\n", `{"delay": 2000, "override": true}`, 2000, 3000, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixtureRobots(t, time.Second, tt.robots)
+			f.warm(time.Second)
+			ou, _ := url.Parse(f.origin.URL)
+			key := ou.Hostname()
+			if tt.put != "" {
+				if resp, b := f.call("PUT", "/admin/delays/"+key, tt.put, auth...); resp.StatusCode != 200 {
+					t.Fatalf("put: %d %s", resp.StatusCode, b)
+				}
+			}
+			resp, b := f.call("GET", "/admin/delays/"+key, "", auth...)
+			var st struct {
+				Effective int64  `json:"effective"`
+				Delay     int64  `json:"delay"`
+				Robots    int64  `json:"robots"`
+				Manual    *int64 `json:"manual"`
+				Override  bool   `json:"override"`
+			}
+			if err := json.Unmarshal(b, &st); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			if st.Effective != tt.effective || st.Delay != tt.effective || st.Robots != tt.robotsDelay ||
+				(st.Manual != nil) != tt.wantManual || st.Override != tt.wantOverride {
+				t.Errorf("status %s; want effective %d, robots %d", b, tt.effective, tt.robotsDelay)
+			}
+			// The listing agrees.
+			_, b = f.call("GET", "/delays", "", auth...)
+			var list []delayJSON
+			json.Unmarshal(b, &list)
+			for _, d := range list {
+				if d.Domain == key && (d.Delay != tt.effective || d.Robots != tt.robotsDelay) {
+					t.Errorf("/delays %s; want delay %d, robots %d", b, tt.effective, tt.robotsDelay)
+				}
+			}
+		})
 	}
 }
 
@@ -271,12 +348,14 @@ func TestMonitoring(t *testing.T) {
 func TestSplitURLList(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string][]string{
-		"http://a/x,http://b/y":      {"http://a/x", "http://b/y"},
-		"[http://a/x, https://b/y]":  {"http://a/x", "https://b/y"},
-		"http://a/x?q=1,2,http://b/": {"http://a/x?q=1,2", "http://b/"},
-		"":                           nil,
-		",,,":                        {",,,"},
-		"http://a/,":                 {"http://a/,"},
+		"http://a/x,http://b/y":          {"http://a/x", "http://b/y"},
+		"[http://a/x, https://b/y]":      {"http://a/x", "https://b/y"},
+		"http://a/x?q=1,2,http://b/":     {"http://a/x?q=1,2", "http://b/"},
+		"":                               nil,
+		",,,":                            {",,,"},
+		"http://a/,":                     {"http://a/,"},
+		`["http://a/x", "http://b/y,z"]`: {"http://a/x", "http://b/y,z"},
+		`[" http://a/x ", ""]`:           {"http://a/x"},
 	} {
 		if got := SplitURLList(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("SplitURLList(%q) = %q, want %q", in, got, want)
