@@ -37,6 +37,15 @@ type Frontier interface {
 
 var _ Frontier = (*frontier.Frontier)(nil)
 
+// knower is a Frontier that can tell whether it holds a URL (the embedded
+// one). A trap cut is logged only for a URL the frontier does not hold:
+// a held URL has, or will have, its own crawl.log line.
+type knower interface {
+	Known(crawlID, rawURL string) (bool, error)
+}
+
+var _ knower = (*frontier.Frontier)(nil)
+
 // shareDelay tells a remote frontier the robots.txt delay of a host's
 // queue (the larger of Crawl-delay and the Request-rate interval), so
 // that every crawler process sharing the frontier spaces the host's

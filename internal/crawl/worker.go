@@ -487,8 +487,27 @@ func (c *Crawler) groupOf(host string) *robots.Group {
 
 // cut records a URL a trap limit refused, once per URL while it is
 // remembered (the crawl log says when it cuts).
+//
+// crawl.log holds one line per URL, its final outcome, so a cut is logged
+// only when it is final. A URL the frontier already holds (fetched, or
+// queued by an earlier link: a page of a stopped site linking back to its
+// home page) gets its own line and none for the cut. A depth cut is never
+// logged: it depends on the path that found the link, and the same URL
+// found later by a shorter path is crawled (Heritrix writes no line for a
+// link beyond the hop limit either, its scope just drops it); the cut is
+// counted in the metrics and the trap checker's hits.
 func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
 	c.metrics.trapCuts.WithLabelValues(string(v.Kind)).Inc()
+	if v.Kind == traps.Depth {
+		return
+	}
+	if k, ok := c.fr.(knower); ok {
+		if known, err := k.Known(c.cfg.CrawlID, raw); err != nil {
+			c.log.Warn("frontier lookup failed; trap cut logged", "url", raw, "err", err)
+		} else if known {
+			return
+		}
+	}
 	c.cutMu.Lock()
 	if _, dup := c.cutLog[raw]; dup {
 		c.cutMu.Unlock()
@@ -503,8 +522,6 @@ func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
 	status := crawllog.StatusBlockedByQuota
 	ann := "trap:" + string(v.Kind)
 	switch v.Kind {
-	case traps.Depth:
-		status, ann = crawllog.StatusTooManyHops, crawllog.AnnotationTrapMaxDepth
 	case traps.URLLength:
 		status, ann = crawllog.StatusChaff, crawllog.AnnotationTrapURLLength
 	case traps.RepeatedSegments:

@@ -15,7 +15,9 @@
 //  8. worker thread, "#NNN"
 //  9. fetch start and duration, "yyyyMMddHHmmssSSS+millis", "-" if not fetched
 //  10. content digest, "sha1:BASE32" (package warc's Digest), "-" if none
-//  11. source tag (the seed the URL descends from), "-" if none
+//  11. source tag: the crawler writes "seed" on a seed's line and "-"
+//     on the others (Heritrix, with sourceTagSeeds on, writes the seed's
+//     tag on every URL descending from it; off, "-" everywhere)
 //  12. annotations, comma-separated (Annotation*), "-" if none
 //
 // For example:
@@ -133,7 +135,7 @@ type Entry struct {
 	FetchDuration time.Duration
 	// Digest is the payload digest "sha1:BASE32"; empty for none.
 	Digest string
-	// Source is the source tag (seed); empty for none.
+	// Source is the source tag ("seed" on a seed's line); empty for none.
 	Source string
 	// Annotations are short tags without spaces or commas.
 	Annotations []string

@@ -372,6 +372,34 @@ type URLStatus struct {
 	Metadata map[string][]string
 }
 
+// Known reports whether the crawl holds the URL, queued or completed: a
+// Put of it would be skipped. One point lookup, cheaper than Lookup.
+func (f *Frontier) Known(crawlID, rawURL string) (bool, error) {
+	f.mu.Lock()
+	c := f.mu.crawls[normCrawl(crawlID)]
+	var cid uint32
+	if c != nil {
+		cid = c.cid
+	}
+	f.mu.Unlock()
+	if c == nil {
+		return false, nil
+	}
+	h := hashURL(rawURL)
+	if f.seen.contains(fingerprint(cid, h)) { // Put's own seen-test
+		return true, nil
+	}
+	_, closer, err := f.db.Get(urlKey(cid, h))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("frontier: known: %w", err)
+	}
+	closer.Close()
+	return true, nil
+}
+
 // Lookup returns the state of a URL in a crawl (URLFrontier GetURLStatus),
 // or ErrNotFound.
 func (f *Frontier) Lookup(ctx context.Context, crawlID, rawURL string) (URLStatus, error) {

@@ -594,6 +594,30 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// TestKnown: Known answers what Put's seen-test would, before and after a
+// reopen (store, not only the in-memory cache), for any crawl.
+func TestKnown(t *testing.T) {
+	fx := newFixture(t)
+	fx.put(disc("http://a.test/x"))
+	for _, reopen := range []bool{false, true} {
+		if reopen {
+			fx.reopen()
+		}
+		for _, tc := range []struct {
+			crawl, url string
+			want       bool
+		}{
+			{"", "http://a.test/x", true},
+			{"", "http://a.test/y", false},
+			{"other", "http://a.test/x", false},
+		} {
+			if got, err := fx.f.Known(tc.crawl, tc.url); err != nil || got != tc.want {
+				t.Errorf("reopen %v: Known(%q, %q) = %v, %v; want %v", reopen, tc.crawl, tc.url, got, err, tc.want)
+			}
+		}
+	}
+}
+
 // TestGetCorruptEntry: Get checks an entry under its lock (checkEntry) and
 // decodes it after; a corrupt entry fails the Get before anything is
 // leased, and other queues are still served.

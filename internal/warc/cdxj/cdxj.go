@@ -38,7 +38,9 @@ type Entry struct {
 	MIME string
 	// Status is the HTTP status code; 0 when unknown.
 	Status int
-	// Digest is the payload digest, "sha1:BASE32".
+	// Digest is the payload digest, "sha1:BASE32" (WARC-Payload-Digest).
+	// The line holds it without the "sha1:" label, as pywb and warcio
+	// write it (see digestField); Parse puts the label back.
 	Digest string
 	// Length is the record's compressed length in bytes.
 	Length int64
@@ -75,7 +77,7 @@ func (e Entry) Line() (string, error) {
 		return "", fmt.Errorf("cdxj: timestamp %q is not 14 digits", e.Timestamp)
 	}
 	je := jsonEntry{
-		URL: e.URL, MIME: e.MIME, Digest: e.Digest, Filename: e.Filename,
+		URL: e.URL, MIME: e.MIME, Digest: digestField(e.Digest), Filename: e.Filename,
 		Length: strconv.FormatInt(e.Length, 10), Offset: strconv.FormatInt(e.Offset, 10),
 	}
 	if e.Status > 0 {
@@ -88,6 +90,31 @@ func (e Entry) Line() (string, error) {
 		return "", fmt.Errorf("cdxj: encode: %w", err)
 	}
 	return key + " " + e.Timestamp + " " + strings.TrimRight(b.String(), "\n"), nil
+}
+
+// sha1Label prefixes a SHA-1 payload digest in WARC headers.
+const sha1Label = "sha1:"
+
+// digestField is the index form of a payload digest: pywb's indexer and
+// warcio (Python and JS) write a SHA-1 digest's base32 value without its
+// "sha1:" label, so that index lines from different tools, and the CDX
+// servers that merge them (OutbackCDX, pywb's revisit lookup by digest),
+// compare equal. Other algorithms keep their label.
+func digestField(d string) string {
+	if len(d) > len(sha1Label) && strings.EqualFold(d[:len(sha1Label)], sha1Label) {
+		return d[len(sha1Label):]
+	}
+	return d
+}
+
+// entryDigest is the inverse of digestField: a bare base32 SHA-1 (32
+// characters, as pywb writes) gets its "sha1:" label back; labelled
+// values, which earlier Courtesy indexes hold, are kept as they are.
+func entryDigest(d string) string {
+	if len(d) == 32 && strings.Trim(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") == "" {
+		return sha1Label + d
+	}
+	return d
 }
 
 // Parse parses one CDXJ line (trailing newline allowed).
@@ -131,7 +158,7 @@ func Parse(line string) (Entry, error) {
 		}
 		return n, nil
 	}
-	e.URL, e.MIME, e.Digest, e.Filename = str("url"), str("mime"), str("digest"), str("filename")
+	e.URL, e.MIME, e.Digest, e.Filename = str("url"), str("mime"), entryDigest(str("digest")), str("filename")
 	var err error
 	if e.Length, err = num("length"); err != nil {
 		return Entry{}, err

@@ -2,6 +2,7 @@ package cdxj
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,12 +43,12 @@ func TestSURT(t *testing.T) {
 
 func TestLineRoundTrip(t *testing.T) {
 	e := Entry{Timestamp: "20261122093015", URL: "http://example.com/a?b=1", MIME: "text/html", Status: 200,
-		Digest: "sha1:AAAA", Length: 1234, Offset: 567, Filename: "f.warc.gz"}
+		Digest: "sha1:KA56I3534RNN6F6GFGKJPNREZL446NVU", Length: 1234, Offset: 567, Filename: "f.warc.gz"}
 	line, err := e.Line()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `com,example)/a?b=1 20261122093015 {"url":"http://example.com/a?b=1","mime":"text/html","status":"200","digest":"sha1:AAAA","length":"1234","offset":"567","filename":"f.warc.gz"}`
+	want := `com,example)/a?b=1 20261122093015 {"url":"http://example.com/a?b=1","mime":"text/html","status":"200","digest":"KA56I3534RNN6F6GFGKJPNREZL446NVU","length":"1234","offset":"567","filename":"f.warc.gz"}`
 	if line != want {
 		t.Errorf("line\n got %s\nwant %s", line, want)
 	}
@@ -63,6 +64,47 @@ func TestLineRoundTrip(t *testing.T) {
 	n, err := Parse(`com,example)/ 20260101000000 {"url":"http://example.com/","status":301,"length":10,"offset":0}`)
 	if err != nil || n.Status != 301 || n.Length != 10 {
 		t.Errorf("numeric json: %+v %v", n, err)
+	}
+}
+
+// TestDigestField checks the digest as pywb and warcio index it: a SHA-1
+// digest without its "sha1:" label in the line, the label back in Entry.
+func TestDigestField(t *testing.T) {
+	const b32 = "KA56I3534RNN6F6GFGKJPNREZL446NVU"
+	tests := []struct {
+		name, entry, line, parsed string
+	}{
+		{"sha1", "sha1:" + b32, b32, "sha1:" + b32},
+		{"sha1-upper-label", "SHA1:" + b32, b32, "sha1:" + b32},
+		{"sha256-kept", "sha256:abcd", "sha256:abcd", "sha256:abcd"},
+		{"bare", b32, b32, "sha1:" + b32},
+		{"short-bare-kept", "AAAA", "AAAA", "AAAA"},
+		{"none", "", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Entry{Timestamp: "20261122093015", URL: "http://example.com/", Digest: tc.entry, Filename: "f.warc.gz"}
+			line, err := e.Line()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw map[string]string
+			if err := json.Unmarshal([]byte(line[strings.IndexByte(line, '{'):]), &raw); err != nil {
+				t.Fatal(err)
+			}
+			if raw["digest"] != tc.line {
+				t.Errorf("line digest %q, want %q", raw["digest"], tc.line)
+			}
+			back, err := Parse(line)
+			if err != nil || back.Digest != tc.parsed {
+				t.Errorf("parsed digest %q, %v; want %q", back.Digest, err, tc.parsed)
+			}
+		})
+	}
+	// An index written before the label was dropped still parses.
+	old, err := Parse(`com,example)/ 20261122093015 {"url":"http://example.com/","digest":"sha1:` + b32 + `","length":"1","offset":"0","filename":"f"}`)
+	if err != nil || old.Digest != "sha1:"+b32 {
+		t.Errorf("labelled digest parsed as %q, %v", old.Digest, err)
 	}
 }
 
