@@ -120,7 +120,7 @@ func TestCrawlRedisClusterChaos(t *testing.T) {
 	rep := w.politenessReport(t)
 	refetched, recent := w.checkRefetches(t, victim, killedAt, chaosLease, chaosWorkers)
 	union, ok := checkLogs(t, procs, victim, recent, chaosWorkers)
-	records := checkWARCs(t, procs, victim, ok)
+	records := checkWARCs(t, procs, victim, ok, recent)
 
 	st, err := serveStats(t, serveAddr, crawlID)
 	if err != nil {
@@ -273,7 +273,7 @@ func TestCrawlRedisClusterNodeAdded(t *testing.T) {
 	rep := w.politenessReport(t)
 	w.checkRefetches(t, -1, time.Time{}, 0, 0)
 	union, ok := checkLogs(t, procs, -1, nil, 0)
-	records := checkWARCs(t, procs, -1, ok)
+	records := checkWARCs(t, procs, -1, ok, nil)
 	var split []int
 	for _, p := range procs {
 		_, n := logged(t, p.data)

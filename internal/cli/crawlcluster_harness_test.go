@@ -369,8 +369,10 @@ func warcioResponses(t *testing.T, data string) map[string]int {
 // checkWARCs reads every node's WARC files with warcio (the victim's,
 // index victim, after warc.Recover: a killed node leaves *.open files,
 // which the crawler recovers at its next start) and fails the test unless
-// every URL a node logged 200 has a response record in its files.
-func checkWARCs(t *testing.T, procs []*crawlProc, victim int, ok []map[string]bool) (records int) {
+// every URL a node logged 200 has a response record in its files; the
+// one exception is a URL the victim had in flight (recent) that another
+// node crawled again: its line can precede its record on disk.
+func checkWARCs(t *testing.T, procs []*crawlProc, victim int, ok []map[string]bool, recent map[string]bool) (records int) {
 	t.Helper()
 	for i, p := range procs {
 		if i == victim {
@@ -384,15 +386,35 @@ func checkWARCs(t *testing.T, procs []*crawlProc, victim int, ok []map[string]bo
 		}
 		resp := warcioResponses(t, p.data)
 		for u := range ok[i] {
-			if resp[u] == 0 {
-				t.Errorf("node %d logged %s 200, but warcio finds no response record for it", i, u)
+			if resp[u] > 0 {
+				continue
 			}
+			// The acker writes a group's crawl.log lines and WARC records
+			// side by side and acknowledges the group once both are on
+			// disk; a kill between the two leaves a line without its
+			// record for a URL in flight, never acknowledged, which the
+			// next start's repair drops and another node crawls again.
+			if i == victim && recent[u] && loggedElsewhere(ok, i, u) {
+				t.Logf("killed node logged %s 200 without its record (in flight at the kill; crawled again by another node)", u)
+				continue
+			}
+			t.Errorf("node %d logged %s 200, but warcio finds no response record for it", i, u)
 		}
 		for _, n := range resp {
 			records += n
 		}
 	}
 	return records
+}
+
+// loggedElsewhere reports whether a node other than i logged u 200.
+func loggedElsewhere(ok []map[string]bool, i int, u string) bool {
+	for j, m := range ok {
+		if j != i && m[u] {
+			return true
+		}
+	}
+	return false
 }
 
 // serveStats runs `courtesy frontier stats` against a serve node and
