@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -478,7 +479,10 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 				f.mu.seq++
 				pos := entryPos{prio: it.Info.Priority, depth: clampDepth(it.Info.Depth), seq: f.mu.seq}
 				if it.Dated {
-					pos.due = now.UnixNano()
+					// To the second, the resolution of URLFrontier's
+					// dates: a second's URLs share the key's due bytes
+					// (smaller store blocks), in order of arrival.
+					pos.due = now.Truncate(time.Second).UnixNano()
 				}
 				rec := urlRecord{state: stateQueued, qid: q.rec.qid, pos: pos, created: now.Unix()}
 				b.Set(urlKey(c.cid, n.hash), rec.encode(), nil)

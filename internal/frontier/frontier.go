@@ -130,8 +130,8 @@ type Item struct {
 	// RefetchFrom (Known only) reschedules the URL for that time; the zero
 	// time marks it completed (refetchable_from_date = 0).
 	RefetchFrom time.Time
-	// Dated (discovered only) makes a new URL due at its creation time
-	// rather than as soon as possible (ahead of every URL due at a time),
+	// Dated (discovered only) makes a new URL due at its creation time,
+	// to the second, rather than as soon as possible (ahead of every URL due at a time),
 	// so that it takes its place by date among the URLs rescheduled to a
 	// time: URLFrontier orders a queue by next-fetch date and dates a
 	// discovered URL at its discovery.
