@@ -12,18 +12,20 @@ import (
 	"time"
 )
 
+// urlset is a sitemap listing locs.
+func urlset(locs ...string) string {
+	s := `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`
+	for _, l := range locs {
+		s += "<url><loc>" + l + "</loc></url>"
+	}
+	return s + "</urlset>"
+}
+
 // TestSitemapCrossHost: a sitemap lists URLs of its own host; an entry on
 // another host is refused (sitemaps.org), even when that host is in
 // scope, unless that host's robots.txt submitted the sitemap. The refusal
 // is annotated on the sitemap's crawl.log line.
 func TestSitemapCrossHost(t *testing.T) {
-	urlset := func(locs ...string) string {
-		s := `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`
-		for _, l := range locs {
-			s += "<url><loc>" + l + "</loc></url>"
-		}
-		return s + "</urlset>"
-	}
 	w := &recordingWeb{pages: map[string]string{
 		"xs.test /robots.txt":  "User-agent: *\nAllow: /\nSitemap: /s.xml\n",
 		"xs.test /":            "home",
@@ -81,13 +83,6 @@ func TestSitemapCrossHost(t *testing.T) {
 // /sitemap_index.xml, or to another host) is still read as a sitemap at
 // its new address, and still speaks for the host whose robots.txt named it.
 func TestSitemapRedirect(t *testing.T) {
-	urlset := func(locs ...string) string {
-		s := `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`
-		for _, l := range locs {
-			s += "<url><loc>" + l + "</loc></url>"
-		}
-		return s + "</urlset>"
-	}
 	w := &recordingWeb{pages: map[string]string{
 		"rd.test /robots.txt":        "User-agent: *\nAllow: /\nSitemap: /moved.xml\n",
 		"rd.test /":                  "home",
