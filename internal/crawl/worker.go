@@ -260,7 +260,9 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			if nu, err := urlnorm.Normalize(rl.Abs, c.norm); err == nil {
 				rl.URL, rl.Abs = nu, nu.String()
 				if md1(l.Metadata, mdKind) == kindSitemap {
-					smRedirect = c.sitemapRedirect(l, u, hs, nu)
+					if it, ok, _ := c.sitemapChild(l, u, hs, nu, "R"); ok {
+						smRedirect = append(smRedirect, it)
+					}
 				} else {
 					links = append(links, rl)
 				}
@@ -501,6 +503,12 @@ func (c *Crawler) cut(l frontier.Lease, raw, path string, v traps.Verdict) {
 	if v.Kind == traps.Depth {
 		return
 	}
+	c.cutMu.Lock()
+	_, logged := c.cutLog[raw]
+	c.cutMu.Unlock()
+	if logged {
+		return // no store lookup for a URL cut again and again
+	}
 	if k, ok := c.fr.(knower); ok {
 		if known, err := k.Known(c.cfg.CrawlID, raw); err != nil {
 			c.log.Warn("frontier lookup failed; trap cut logged", "url", raw, "err", err)
@@ -544,21 +552,17 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 	path := md1(l.Metadata, mdPath)
 	submitter := md1(l.Metadata, mdSitemapFor)
 	for _, child := range sm.Sitemaps {
-		c.hostsMu.Lock()
-		hs.sitemaps++
-		over := hs.sitemaps > c.cfg.MaxSitemapsPerHost
-		c.hostsMu.Unlock()
+		cu, err := urlnorm.Normalize(child, c.norm)
+		if err != nil {
+			continue
+		}
+		it, ok, over := c.sitemapChild(l, u, hs, cu, "I")
 		if over {
 			break
 		}
-		cu, err := urlnorm.Normalize(child, c.norm)
-		if err != nil || (cu.Hostname() != u.Hostname() && !c.scope.inScope(cu)) {
-			continue
+		if ok {
+			items = append(items, it)
 		}
-		items = append(items, frontier.Item{Info: frontier.URLInfo{
-			URL: cu.String(), Key: c.queueKey(cu), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: l.Depth,
-			Metadata: map[string][]string{mdKind: {kindSitemap}, mdPath: {path + "I"}, mdVia: {l.URL}, mdSitemapFor: {submitter}},
-		}})
 	}
 	for _, e := range sm.URLs {
 		// sitemaps.org: a sitemap speaks for its own host only, unless
@@ -604,27 +608,29 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 	return items, otherHost
 }
 
-// sitemapRedirect queues the target of a sitemap's redirect as a sitemap
-// (/sitemap.xml → /sitemap_index.xml, http → https: common), on the same
-// terms as a child of an index: within max-sitemaps-per-host, on the
-// sitemap's host or in scope, speaking for the same robots.txt host. As an
-// ordinary link it would be fetched as a page and its entries lost.
-func (c *Crawler) sitemapRedirect(l frontier.Lease, u *url.URL, hs *hostState, to *url.URL) []frontier.Item {
+// sitemapChild is the item of cu, a sitemap the sitemap of lease l leads
+// to: a child of an index (hop "I") or where it redirects (hop "R":
+// /sitemap.xml to /sitemap_index.xml, http to https, common; as an
+// ordinary link it would be fetched as a page and its entries lost). It
+// counts in max-sitemaps-per-host (over: the limit is passed), must be on
+// l's host or in scope (ok), and speaks for the robots.txt host l speaks
+// for.
+func (c *Crawler) sitemapChild(l frontier.Lease, u *url.URL, hs *hostState, cu *url.URL, hop string) (it frontier.Item, ok, over bool) {
 	c.hostsMu.Lock()
 	hs.sitemaps++
-	over := hs.sitemaps > c.cfg.MaxSitemapsPerHost
+	over = hs.sitemaps > c.cfg.MaxSitemapsPerHost
 	c.hostsMu.Unlock()
-	raw := to.String()
-	if over || raw == l.URL || (to.Hostname() != u.Hostname() && !c.scope.inScope(to)) {
-		return nil
+	raw := cu.String()
+	if over || raw == l.URL || (cu.Hostname() != u.Hostname() && !c.scope.inScope(cu)) {
+		return it, false, over
 	}
-	md := map[string][]string{mdKind: {kindSitemap}, mdPath: {md1(l.Metadata, mdPath) + "R"}, mdVia: {l.URL}}
+	md := map[string][]string{mdKind: {kindSitemap}, mdPath: {md1(l.Metadata, mdPath) + hop}, mdVia: {l.URL}}
 	if f := md1(l.Metadata, mdSitemapFor); f != "" {
 		md[mdSitemapFor] = []string{f}
 	}
-	return []frontier.Item{{Info: frontier.URLInfo{
-		URL: raw, Key: c.queueKey(to), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: l.Depth, Metadata: md,
-	}}}
+	return frontier.Item{Info: frontier.URLInfo{
+		URL: raw, Key: c.queueKey(cu), CrawlID: c.cfg.CrawlID, Priority: priorityHigh, Depth: l.Depth, Metadata: md,
+	}}, true, false
 }
 
 // sitemapMaySpeakFor reports whether a sitemap entry on another host than

@@ -111,10 +111,6 @@ func encodeQuery(ref []byte, enc encoding.Encoding) []byte {
 		b, err := e.Bytes([]byte(string(r)))
 		if err != nil || r == utf8.RuneError {
 			b = []byte("&#" + strconv.Itoa(int(r)) + ";")
-			for _, c := range b {
-				out = append(out, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
-			}
-			continue
 		}
 		for _, c := range b {
 			out = append(out, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])

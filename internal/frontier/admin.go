@@ -372,17 +372,19 @@ type URLStatus struct {
 	Metadata map[string][]string
 }
 
+// cid returns the id of crawl crawlID from the ids' snapshot (as Put
+// does: without the lock Get and the committer hold), ok false when there
+// is no such crawl.
+func (f *Frontier) cid(crawlID string) (uint32, bool) {
+	id, ok := (*f.cids.Load())[normCrawl(crawlID)]
+	return id, ok
+}
+
 // Known reports whether the crawl holds the URL, queued or completed: a
 // Put of it would be skipped. One point lookup, cheaper than Lookup.
 func (f *Frontier) Known(crawlID, rawURL string) (bool, error) {
-	f.mu.Lock()
-	c := f.mu.crawls[normCrawl(crawlID)]
-	var cid uint32
-	if c != nil {
-		cid = c.cid
-	}
-	f.mu.Unlock()
-	if c == nil {
+	cid, ok := f.cid(crawlID)
+	if !ok {
 		return false, nil
 	}
 	h := hashURL(rawURL)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/mail"
 	"strings"
 	"time"
 
@@ -184,21 +185,12 @@ func feedLinkHref(attrs []xml.Attr) (string, bool) {
 	return href, true
 }
 
-// parsePubDate reads an RSS <pubDate> (RFC 822 dates, with or without
-// the day name, two- or four-digit years, zone as offset or name).
-func parsePubDate(s string, t *time.Time) bool {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, ','); i >= 0 {
-		s = strings.TrimSpace(s[i+1:])
-	}
-	for _, l := range []string{"2 Jan 2006 15:04:05 -0700", "2 Jan 2006 15:04:05 MST", "2 Jan 2006 15:04 -0700",
-		"2 Jan 2006 15:04 MST", "2 Jan 06 15:04:05 -0700", "2 Jan 06 15:04:05 MST"} {
-		if v, err := time.Parse(l, s); err == nil {
-			*t = v
-			return true
-		}
-	}
-	return false
+// parsePubDate reads an RSS <pubDate>: an RFC 822 date, which net/mail
+// parses in all its forms (day name or not, two- or four-digit years,
+// zone as offset or name).
+func parsePubDate(s string) (time.Time, bool) {
+	t, err := mail.ParseDate(strings.TrimSpace(s))
+	return t, err == nil
 }
 
 // limitHit reports whether the size limit ended the input early.
@@ -260,7 +252,11 @@ func (p *parser) entry(f *fields, line int) {
 	}
 	e := Entry{Loc: loc, Priority: -1, OtherHost: other}
 	if f.hasLastMod {
-		if t, ok := parseLastMod(f.lastmod); ok || (p.sm.Kind == KindFeed && parsePubDate(f.lastmod, &t)) {
+		t, ok := parseLastMod(f.lastmod)
+		if !ok && p.sm.Kind == KindFeed {
+			t, ok = parsePubDate(f.lastmod)
+		}
+		if ok {
 			e.LastMod = t
 		} else {
 			p.problem(ProblemBadLastMod, line, f.lastmod)
