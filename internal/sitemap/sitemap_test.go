@@ -115,6 +115,7 @@ func TestParseGolden(t *testing.T) {
 		{"index", "index.xml", "http://www.example.com/sitemap_index.xml", Options{}},
 		{"rss feed", "rss.xml", "http://www.example.com/feed.rss", Options{}},
 		{"atom feed", "atom.xml", "http://www.example.com/feed.atom", Options{}},
+		{"rss 1.0 feed", "rss1.xml", "http://www.example.com/feed.rdf", Options{}},
 		{"text", "text.txt", "http://www.example.com/sitemap.txt", Options{}},
 		{"text gzip", "text.gz", "http://www.example.com/sitemap.txt.gz", Options{}},
 		{"bad values", "bad-values.xml", "http://www.example.com/sitemap.xml", Options{}},

@@ -100,6 +100,10 @@ func (p *parser) parseXML(r io.Reader) error {
 			case depth == entryDepth && !inEntry:
 				if name == entryName {
 					inEntry, e, line = true, fields{}, lineOf(d)
+					if root == "rdf" {
+						// RSS 1.0: the item's rdf:about is its URL.
+						e.guid, e.hasGUID = attr(t.Attr, "about")
+					}
 				} else if p.sm.Kind != KindFeed && (name == "url" || name == "sitemap") {
 					p.problem(ProblemMixed, lineOf(d), "<"+name+"> in <"+root+">")
 				}
@@ -109,6 +113,13 @@ func (p *parser) parseXML(r io.Reader) error {
 				long = false
 				if p.sm.Kind == KindFeed {
 					field = feedField(name)
+					if name == "guid" {
+						// RSS 2.0: a <guid> is the item's URL unless
+						// isPermaLink says false; used when no <link>.
+						if v, ok := attr(t.Attr, "ispermalink"); !ok || !strings.EqualFold(strings.TrimSpace(v), "false") {
+							field = "guid"
+						}
+					}
 					if name == "link" {
 						// Atom (and atom:link in RSS): the href of the
 						// first link that is the entry itself.
@@ -162,6 +173,17 @@ func feedField(name string) string {
 	return ""
 }
 
+// attr returns the value of the attribute of local name (lower case),
+// matched case-insensitively, and whether it is there.
+func attr(attrs []xml.Attr, name string) (string, bool) {
+	for _, a := range attrs {
+		if strings.EqualFold(a.Name.Local, name) {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
 // feedLinkHref returns the href of an Atom <link> that points at the entry
 // itself: no rel, or rel="alternate". A link without href is RSS's, whose
 // URL is its text.
@@ -204,9 +226,12 @@ func lineOf(d *xml.Decoder) int {
 // fields are the raw texts of one entry's children.
 type fields struct {
 	loc, lastmod, changefreq, priority, typ, srcloc string
+	// guid is a feed item's permalink (RSS 2.0 <guid>, RSS 1.0
+	// rdf:about), its URL when it has no <link>.
+	guid string
 
-	hasLoc, hasLastMod, hasChangeFreq, hasPriority, hasType, hasSrcLoc bool
-	longLoc, longSrc                                                   bool // over the field bound
+	hasLoc, hasLastMod, hasChangeFreq, hasPriority, hasType, hasSrcLoc, hasGUID bool
+	longLoc, longSrc, longGUID                                                  bool // over the field bound
 }
 
 func (f *fields) set(name, v string, long bool) {
@@ -225,11 +250,16 @@ func (f *fields) set(name, v string, long bool) {
 		f.typ, f.hasType = v, true
 	case "srcloc":
 		f.srcloc, f.hasSrcLoc, f.longSrc = v, true, long
+	case "guid":
+		f.guid, f.hasGUID, f.longGUID = v, true, long
 	}
 }
 
 // entry validates one <url> or <sitemap> and keeps it.
 func (p *parser) entry(f *fields, line int) {
+	if (!f.hasLoc || strings.TrimSpace(f.loc) == "") && f.hasGUID && strings.TrimSpace(f.guid) != "" {
+		f.loc, f.hasLoc, f.longLoc = f.guid, true, f.longGUID
+	}
 	if !f.hasLoc || strings.TrimSpace(f.loc) == "" {
 		if f.longLoc {
 			p.problem(ProblemURLTooLong, line, f.loc)
