@@ -83,6 +83,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	fs.Var(aliasFlag{fs.Lookup("console")}, "metrics-addr", "same as --console (`ADDR`)")
 	consoleToken := fs.String("console-token", "", "the console's access `TOKEN` for actions, 16 characters or more (default: console.token, else random, printed at start)")
 	memLimit := fs.Int("memory-limit-mib", crawlMemoryLimitMiB, "Go memory limit in `MiB` (a soft bound the collector works to keep the heap under; 0: none; default GOMEMLIMIT when that is set)")
+	addrPolicy := fs.String("address-policy", "no-link-local", "which addresses hosts may resolve to: no-link-local (refuse 169.254.0.0/16, fe80::/10 and the like: cloud metadata services), public-only (also refuse loopback and private networks), allow; --resolve targets are always allowed")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
 	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
 	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
@@ -160,6 +161,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	if set["crawl-id"] {
 		cfg.CrawlID = *crawlID
+	}
+	if set["address-policy"] {
+		cfg.AddressPolicy = *addrPolicy
 	}
 	cfg.DuplicateHosts = append(cfg.DuplicateHosts, dupHosts...)
 	if set["workers"] || cfg.Workers == 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 	"github.com/courtesy-crawler/courtesy/internal/hostmap"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
@@ -111,6 +112,16 @@ type Config struct {
 	// backoff of hours), so that it does not hold the crawl open.
 	// Default 10m.
 	MaxHostWait time.Duration `yaml:"max-host-wait"`
+	// AddressPolicy says which addresses hosts may resolve to
+	// (package addrpolicy): "no-link-local" (the default) refuses
+	// link-local addresses, among them the cloud metadata service at
+	// 169.254.169.254, and other addresses no web server is reached at;
+	// "public-only" also refuses loopback and private networks, for a
+	// crawl of the public web run from inside an organisation's network;
+	// "allow" refuses nothing. Hosts a --resolve rule maps are never
+	// refused. A refused host is retired and its URLs logged with status
+	// -5001 (blocked by a user setting).
+	AddressPolicy string `yaml:"address-policy"`
 	// HeadBeforeGet sends a HEAD first for URLs whose extension suggests a
 	// format not wanted (pdf, zip, mp3, ...) and skips the GET when the
 	// Content-Type confirms it. Default false.
@@ -281,6 +292,9 @@ func (c Config) withDefaults() Config {
 	if c.Scope.Mode == "" {
 		c.Scope.Mode = ScopeSeeds
 	}
+	if c.AddressPolicy == "" {
+		c.AddressPolicy = addrpolicy.NoLinkLocal.String()
+	}
 	if c.Scope.ExternalLinks == "" {
 		c.Scope.ExternalLinks = PolicyCombined
 	}
@@ -292,6 +306,11 @@ func (c Config) Validate() error {
 	var errs []error
 	if _, err := parseEgress(c.EgressIPs); err != nil {
 		errs = append(errs, err)
+	}
+	if c.AddressPolicy != "" {
+		if _, err := addrpolicy.Parse(c.AddressPolicy); err != nil {
+			errs = append(errs, fmt.Errorf("crawl: address-policy: %w", err))
+		}
 	}
 	if c.WARCWriters < 0 || c.WARCWriters > 64 {
 		errs = append(errs, fmt.Errorf("crawl: warc-writers %d not in 1..64", c.WARCWriters))

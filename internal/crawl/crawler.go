@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/dedup"
 	"github.com/courtesy-crawler/courtesy/internal/fetch"
@@ -243,6 +244,7 @@ type hostState struct {
 	failures       int
 	robotsFailures int
 	retired        string
+	refused        string        // why the address policy refused the host's robots.txt fetch
 	group          *robots.Group // nil until robots.txt was read
 	req            fetch.Request // REGP Language/Encoding/Cookie for the host
 }
@@ -423,7 +425,8 @@ func (c *Crawler) open(ctx context.Context) error {
 	c.metrics = newMetrics()
 	limits := c.tr.Limits()
 
-	dial := c.opts.Resolver.Dial((&net.Dialer{Timeout: 10 * time.Second}).DialContext)
+	policy, _ := addrpolicy.Parse(cfg.AddressPolicy) // Validate checked it
+	dial := c.robotsDial(policy)
 	robotsClient := &http.Client{Transport: &userAgentTransport{ua: cfg.UserAgent, rt: &http.Transport{
 		DialContext: dial, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true,
 	}}}
@@ -448,7 +451,7 @@ func (c *Crawler) open(ctx context.Context) error {
 	// One keep-alive connection per active host: a crawl keeps thousands
 	// of hosts warm at once, and the fetcher's default of 256 idle
 	// connections in all would redial most requests.
-	fcfg := fetch.Config{UserAgent: cfg.UserAgent, Resolver: c.opts.Resolver, MaxIdleConns: maxIdleConns, MaxIdleConnsPerHost: 2,
+	fcfg := fetch.Config{UserAgent: cfg.UserAgent, Resolver: c.opts.Resolver, AddrPolicy: policy, MaxIdleConns: maxIdleConns, MaxIdleConnsPerHost: 2,
 		HeadBeforeGet: cfg.HeadBeforeGet, WantedTypes: cfg.WantedTypes}
 	if limits.MaxSize > 0 {
 		fcfg.MaxBodySize = limits.MaxSize

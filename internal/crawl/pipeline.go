@@ -5,13 +5,16 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/fetch"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
@@ -194,6 +197,9 @@ func (c *Crawler) process(ctx context.Context, wid int, l frontier.Lease, u *url
 	}
 	c.stats.errors.Add(1)
 	c.metrics.errors.WithLabelValues(kind.String()).Inc()
+	if kind == fetch.KindRefused {
+		return c.refused(ctx, wid, l, u, ferr.Error())
+	}
 	c.hostFailed(ctx, u.Hostname(), l.Key, kind.String())
 	return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1, 0)
 }
@@ -244,13 +250,25 @@ func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lea
 	c.hostsMu.Lock()
 	hs.robotsFailures++
 	n := hs.robotsFailures
+	refused := hs.refused
 	c.hostsMu.Unlock()
+	if refused != "" {
+		return c.refused(ctx, wid, l, u, refused)
+	}
 	if d.RetryAfter >= 0 && d.RetryAfter <= c.cfg.MaxHostWait && n < c.cfg.MaxHostFailures {
 		return next{back: backRobotsRetry, until: c.now().Add(max(d.RetryAfter, time.Second))}
 	}
 	reason := "robots.txt unavailable: " + d.Detail
 	c.retire(ctx, u.Hostname(), l.Key, reason)
 	return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusPrereqRobotsFailed, Size: -1, Thread: wid}, -1)
+}
+
+// refused retires a host the address policy (Config.AddressPolicy)
+// refused, and logs the URL as blocked by a user setting: asking again
+// would meet the same address.
+func (c *Crawler) refused(ctx context.Context, wid int, l frontier.Lease, u *url.URL, why string) next {
+	c.retire(ctx, u.Hostname(), l.Key, why)
+	return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusBlockedByUser, Size: -1, Thread: wid, FetchStart: c.now()}, -1)
 }
 
 // hostFailed counts a failure of host; MaxHostFailures in a row retire it.
@@ -381,4 +399,27 @@ func (c *Crawler) waiting(now time.Time) (int, time.Time) {
 		}
 	}
 	return n, next
+}
+
+// robotsDial is the dial function of the robots.txt client: --resolve
+// rules first (their targets are the user's choice), then the address
+// policy on each address dialled. A refusal is noted on the host, so that
+// robotsUnavailable retires it at once instead of asking again.
+func (c *Crawler) robotsDial(policy addrpolicy.Policy) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	plain := &net.Dialer{Timeout: 10 * time.Second}
+	guarded := &net.Dialer{Timeout: 10 * time.Second, Control: policy.Control()}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if to, ok := c.opts.Resolver.Lookup(addr); ok {
+			return plain.DialContext(ctx, network, to)
+		}
+		conn, err := guarded.DialContext(ctx, network, addr)
+		if errors.Is(err, addrpolicy.ErrRefused) {
+			host, _, _ := net.SplitHostPort(addr)
+			hs := c.host(host)
+			c.hostsMu.Lock()
+			hs.refused = err.Error()
+			c.hostsMu.Unlock()
+		}
+		return conn, err
+	}
 }

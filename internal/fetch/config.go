@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 )
 
@@ -113,6 +114,12 @@ type Config struct {
 	// Resolver overrides where connections go (--resolve rules), applied in
 	// the dialer before the DNS cache. Nil resolves every host normally.
 	Resolver *resolve.Resolver
+	// AddrPolicy says which addresses a host may resolve to (checked on
+	// the address dialled, DNS answers and IP literals alike; a Resolver
+	// rule's target is the caller's own choice and is not checked). The
+	// zero value allows every address; the crawler refuses link-local
+	// ones by default.
+	AddrPolicy addrpolicy.Policy
 	// Lookup resolves host names. Nil means net.DefaultResolver.LookupNetIP.
 	Lookup LookupFunc
 	// DNSCacheTTL is how long a successful lookup is reused. Default 5 min;

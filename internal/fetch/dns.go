@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 )
 
@@ -131,22 +133,27 @@ func (c *dnsCache) stats() (hits, misses uint64) {
 }
 
 // dialer connects to "host:port": --resolve rules first, then the DNS
-// cache, then each address in turn until one connects.
+// cache, then each address the policy allows in turn until one connects.
 type dialer struct {
 	net      net.Dialer
 	resolver *resolve.Resolver
 	cache    *dnsCache
+	policy   addrpolicy.Policy
 }
 
 func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	policy := d.policy
 	if to, ok := d.resolver.Lookup(addr); ok {
-		addr = to
+		addr, policy = to, addrpolicy.All
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, &dialError{err}
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
+		if err := policy.Check(ip); err != nil {
+			return nil, err
+		}
 		return d.dial(ctx, network, netip.AddrPortFrom(ip, 0), port)
 	}
 	// One deadline for lookup and connect together.
@@ -158,11 +165,17 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	var first error
 	for _, a := range addrs {
+		if err := policy.Check(a); err != nil {
+			if first == nil {
+				first = fmt.Errorf("%s: %w", host, err)
+			}
+			continue
+		}
 		c, err := d.dial(ctx, network, netip.AddrPortFrom(a, 0), port)
 		if err == nil {
 			return c, nil
 		}
-		if first == nil {
+		if first == nil || errors.Is(first, addrpolicy.ErrRefused) {
 			first = err
 		}
 		if ctx.Err() != nil {

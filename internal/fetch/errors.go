@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"syscall"
+
+	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 )
 
 // Kind classifies a failed fetch, so that the crawler can back off from a
@@ -37,9 +39,12 @@ const (
 	// KindRequest: the request could not be built (bad URL or method);
 	// nothing was sent.
 	KindRequest
+	// KindRefused: Config.AddrPolicy refused every address of the host;
+	// nothing was sent. The error wraps addrpolicy.ErrRefused.
+	KindRefused
 )
 
-var kindNames = [...]string{"other", "dns", "connect", "tls", "timeout", "reset", "canceled", "request"}
+var kindNames = [...]string{"other", "dns", "connect", "tls", "timeout", "reset", "canceled", "request", "refused"}
 
 // String returns the kind's lower-case name, as used in metrics labels.
 func (k Kind) String() string {
@@ -103,6 +108,8 @@ func classify(err error, tlsFailed, ownTimeout, callerDone bool) Kind {
 	switch {
 	case callerDone && !ownTimeout:
 		return KindCanceled
+	case errors.Is(err, addrpolicy.ErrRefused):
+		return KindRefused
 	case errors.As(err, &de) || errors.As(err, &ne):
 		return KindDNS
 	case errors.As(err, &dle):

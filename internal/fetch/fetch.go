@@ -255,6 +255,7 @@ func New(cfg Config) (*Client, error) {
 		net:      net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second},
 		resolver: cfg.Resolver,
 		cache:    c.dns,
+		policy:   cfg.AddrPolicy,
 	}
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if cfg.TLSConfig != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 
+	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 )
 
@@ -789,6 +790,65 @@ func BenchmarkFetch(b *testing.B) {
 		r, err := c.Fetch(ctx, u, Request{})
 		if err != nil || len(r.Body) != 1024 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestAddrPolicy: the policy applies to IP literals and DNS answers, never
+// to a --resolve target, and a refusal sends nothing (no address outside
+// loopback is dialled: the refused ones are refused before connecting).
+func TestAddrPolicy(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	srvAddr := strings.TrimPrefix(srv.URL, "http://")
+	_, port, _ := net.SplitHostPort(srvAddr)
+	res, err := resolve.New([]string{"*.mapped.test=" + srvAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "metadata.test":
+			return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
+		case "loop.test":
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		case "both.test": // a refused address first, then an allowed one
+			return []netip.Addr{netip.MustParseAddr("fe80::1"), netip.MustParseAddr("127.0.0.1")}, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	cases := []struct {
+		policy addrpolicy.Policy
+		url    string
+		want   Kind // 0 (KindOther) stands for success
+	}{
+		{addrpolicy.All, "http://127.0.0.1:" + port + "/", 0},
+		{addrpolicy.NoLinkLocal, "http://127.0.0.1:" + port + "/", 0},
+		{addrpolicy.NoLinkLocal, "http://loop.test:" + port + "/", 0},
+		{addrpolicy.NoLinkLocal, "http://both.test:" + port + "/", 0},
+		{addrpolicy.NoLinkLocal, "http://169.254.169.254/latest/meta-data/", KindRefused},
+		{addrpolicy.NoLinkLocal, "http://[fe80::1]/", KindRefused},
+		{addrpolicy.NoLinkLocal, "http://0.0.0.0:" + port + "/", KindRefused},
+		{addrpolicy.NoLinkLocal, "http://metadata.test/", KindRefused},
+		{addrpolicy.PublicOnly, "http://127.0.0.1:" + port + "/", KindRefused},
+		{addrpolicy.PublicOnly, "http://loop.test:" + port + "/", KindRefused},
+		{addrpolicy.PublicOnly, "http://10.0.0.1/", KindRefused},
+		{addrpolicy.PublicOnly, "http://a.mapped.test/", 0}, // the user's own rule
+		{addrpolicy.PublicOnly, "http://nowhere.test/", KindDNS},
+	}
+	for _, c := range cases {
+		cl := newClient(t, Config{Resolver: res, Lookup: lookup, AddrPolicy: c.policy})
+		r, err := cl.Fetch(context.Background(), mustURL(t, c.url), Request{})
+		switch {
+		case c.want == 0 && (err != nil || string(r.Body) != "ok"):
+			t.Errorf("%s %s: %v, want the page", c.policy, c.url, err)
+		case c.want != 0 && KindOf(err) != c.want:
+			t.Errorf("%s %s: %v (kind %v), want %v", c.policy, c.url, err, KindOf(err), c.want)
+		case c.want == KindRefused && !errors.Is(err, addrpolicy.ErrRefused):
+			t.Errorf("%s %s: %v does not wrap ErrRefused", c.policy, c.url, err)
 		}
 	}
 }

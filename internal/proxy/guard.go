@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 )
 
@@ -19,22 +20,6 @@ import (
 // connection to a loopback, private, link-local or otherwise internal
 // address.
 var ErrPrivateDestination = errors.New("proxy: destination address is not public")
-
-// internalAddr reports whether a is an address the SSRF guard refuses:
-// loopback, private (RFC 1918, RFC 4193), link-local, unspecified,
-// multicast, carrier-grade NAT (RFC 6598) and the IPv4 "this network".
-func internalAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
-		return true
-	}
-	if a.Is4() {
-		b := a.As4()
-		return b[0] == 0 || (b[0] == 100 && b[1]&0xc0 == 64) || (b[0] == 169 && b[1] == 254) || b[0] >= 240
-	}
-	return false
-}
 
 // guardControl is a net.Dialer Control function: it runs after name
 // resolution, on the address actually dialled, so a host name that
@@ -48,7 +33,7 @@ func guardControl(allowPrivate func() bool) func(network, address string, c sysc
 		if err != nil {
 			return fmt.Errorf("%w: %s", ErrPrivateDestination, address)
 		}
-		if internalAddr(ap.Addr()) {
+		if addrpolicy.Internal(ap.Addr()) {
 			return fmt.Errorf("%w: %s", ErrPrivateDestination, ap.Addr())
 		}
 		return nil
@@ -59,7 +44,7 @@ func guardControl(allowPrivate func() bool) func(network, address string, c sysc
 // refuse, so that such requests are answered before taking a gate slot.
 func literalInternal(host string) bool {
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
-	return err == nil && internalAddr(a)
+	return err == nil && addrpolicy.Internal(a)
 }
 
 // clientAllowed reports whether the client address remote ("ip:port") is in
