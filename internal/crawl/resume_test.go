@@ -171,8 +171,9 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 
 // checkLogAgainstFrontier checks that the crawl.log of the crawl in dir
 // holds whole lines only, exactly one per URL the frontier acknowledged,
-// and each trap cut once per linking page; exact also wants no line for a
-// URL it did not acknowledge (after a repair; a killed run may leave some).
+// each trap cut once per linking page and each robots.txt fetch once;
+// exact also wants no line for a URL it did not acknowledge (after a
+// repair; a killed run may leave some).
 func checkLogAgainstFrontier(t *testing.T, dir string, exact bool) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
@@ -184,10 +185,16 @@ func checkLogAgainstFrontier(t *testing.T, dir string, exact bool) {
 	}
 	lines := map[string]int{}
 	cuts := map[string]int{}
+	robots := map[string]int{}
 	for i, ln := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
 		e, err := crawllog.Parse(ln)
 		if err != nil {
 			t.Errorf("crawl.log line %d torn or malformed: %v: %q", i+1, err, ln)
+			continue
+		}
+		if e.Prerequisite() {
+			// A robots.txt fetch: no frontier URL, logged once per fetch.
+			robots[e.URL+" at "+e.FetchStart.String()]++
 			continue
 		}
 		if o := e.Owner(); o != e.URL {
@@ -233,5 +240,10 @@ func checkLogAgainstFrontier(t *testing.T, dir string, exact bool) {
 			t.Errorf("trap cut %s logged %d times", k, n)
 		}
 	}
-	t.Logf("crawl.log: %d lines for %d acknowledged URLs, %d trap cuts", len(lines), len(completed), len(cuts))
+	for k, n := range robots {
+		if n != 1 {
+			t.Errorf("robots.txt fetch %s logged %d times", k, n)
+		}
+	}
+	t.Logf("crawl.log: %d lines for %d acknowledged URLs, %d trap cuts, %d robots.txt fetches", len(lines), len(completed), len(cuts), len(robots))
 }
