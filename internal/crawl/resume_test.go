@@ -166,6 +166,20 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			t.Errorf("%s fetched but not in any WARC file", k)
 		}
 	}
+	// A robots.txt line is logged only once its record is on disk: every
+	// one that survived the kills has its record. (A kill may take a
+	// robots.txt's record and line with it while the robots cache keeps
+	// the file, so that no line comes later: nothing acknowledges them.)
+	nRobots := 0
+	for _, e := range robotsLines(t, dir) {
+		nRobots++
+		if !responses[e.URL] {
+			t.Errorf("crawl.log has a robots.txt line for %s, the WARC files no record", e.URL)
+		}
+	}
+	if nRobots == 0 {
+		t.Error("no robots.txt line in crawl.log")
+	}
 	checkLogAgainstFrontier(t, dir, true)
 }
 
