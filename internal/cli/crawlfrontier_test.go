@@ -189,7 +189,7 @@ func overlaps(mem *testweb.Memory) []string {
 }
 
 // logged returns the URLs crawl.log (in data) lists with status 200, and
-// the number of lines.
+// the number of lines, robots.txt fetch lines left out.
 func logged(t *testing.T, data string) (map[string]bool, int) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(data, "crawl.log"))
@@ -203,6 +203,9 @@ func logged(t *testing.T, data string) (map[string]bool, int) {
 		e, err := crawllog.Parse(sc.Text())
 		if err != nil {
 			t.Fatalf("%s crawl.log: %v", data, err)
+		}
+		if e.Prerequisite() {
+			continue // a robots.txt fetch, not a URL of the crawl
 		}
 		lines++
 		if e.Status == 200 {

@@ -109,6 +109,12 @@ func (c *Crawler) persistGroup(ctx context.Context, group []*ack) (ackBatch, boo
 	// page was processed, which the frontier cannot rebuild.
 	failed := make([]bool, len(c.warcs))
 	used := make([]bool, len(c.warcs))
+	// robots.txt records written since the last group: their writers are
+	// flushed with the group's, and their lines logged after that.
+	robotsLines := c.robotsArc.take()
+	for _, rl := range robotsLines {
+		used[rl.wi] = true
+	}
 	for _, a := range group {
 		if a.warc >= 0 {
 			used[a.warc] = true
@@ -130,6 +136,13 @@ func (c *Crawler) persistGroup(ctx context.Context, group []*ack) (ackBatch, boo
 		c.log.Error("crawl log flush failed", "err", err)
 	}
 	wg.Wait()
+	if c.logRobotsLines(robotsLines, failed) {
+		// On disk before the acknowledgements: an acknowledged URL's
+		// robots.txt line (logged before it was handed over) survives.
+		if err := c.clog.Flush(); err != nil {
+			c.log.Error("crawl log flush failed", "err", err)
+		}
+	}
 	group = c.commitQuads(group, failed) // structured data (structured.go), after the WARC flushes
 	n := 0
 	for _, a := range group {

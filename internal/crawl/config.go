@@ -44,6 +44,11 @@ type Config struct {
 	// 64 KiB are compressed by package gzmember (warc.Options
 	// SmallMemberBytes), whose members are as small for less CPU.
 	WARCGzipLevel int `yaml:"warc-gzip-level"`
+	// WARCRobots archives every robots.txt response the crawl fetches
+	// (response, request and metadata records, and a crawl.log line with
+	// discovery path "P"). Default true; "warc-robots: false" leaves
+	// robots.txt out of the WARC files and crawl.log.
+	WARCRobots *bool `yaml:"warc-robots"`
 	// StoreCacheBytes is the block cache of the crawl's store (frontier,
 	// robots, digests): Pebble's cache, which must hold the last level's
 	// Bloom filters (about 1.25 bytes per known URL) for the seen-test to

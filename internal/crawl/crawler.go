@@ -176,11 +176,14 @@ type Crawler struct {
 	rstore  politeness.RobotsStore
 	fetcher *fetch.Client
 	warcs   []*warc.Writer // WARCWriters of them; worker i uses warcs[i%n]
-	acks    chan *ack      // workers → acker (runAcker)
-	wake    chan struct{}  // a URL left the crawl's hands: the dispatcher may lease more
-	clog    *crawllog.Writer
-	near    *dedup.Index
-	digests *kv.Bucket
+	// robotsArc archives the robots.txt responses the gate fetches; nil
+	// when warc-robots is off (robotsarchive.go).
+	robotsArc *robotsArchive
+	acks      chan *ack     // workers → acker (runAcker)
+	wake      chan struct{} // a URL left the crawl's hands: the dispatcher may lease more
+	clog      *crawllog.Writer
+	near      *dedup.Index
+	digests   *kv.Bucket
 	// digestsW gathers the digests' writes until the acker's next
 	// frontier commit (kv.Deferred); lookups consult it first.
 	digestsW *kv.Deferred
@@ -366,10 +369,8 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 	if err := c.tr.Persist(); err != nil {
 		c.log.Warn("trap counters not saved", "err", err)
 	}
-	for _, w := range c.warcs {
-		if err := w.Close(); err != nil {
-			return sum, fmt.Errorf("crawl: %w", err)
-		}
+	if err := c.closeWARCs(); err != nil {
+		return sum, fmt.Errorf("crawl: %w", err)
 	}
 	matches, _ := filepath.Glob(filepath.Join(c.cfg.WARCDir, "*.warc.gz"))
 	sort.Strings(matches)
@@ -427,9 +428,17 @@ func (c *Crawler) open(ctx context.Context) error {
 
 	policy, _ := addrpolicy.Parse(cfg.AddressPolicy) // Validate checked it
 	dial := c.robotsDial(policy)
-	robotsClient := &http.Client{Transport: &userAgentTransport{ua: cfg.UserAgent, rt: &http.Transport{
+	archiveRobots := boolOr(cfg.WARCRobots, true)
+	var robotsRT http.RoundTripper = &http.Transport{
 		DialContext: dial, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true,
-	}}}
+		// Archived: the bytes as transferred (robotsArchive decodes).
+		DisableCompression: archiveRobots,
+	}
+	if archiveRobots {
+		c.robotsArc = &robotsArchive{c: c, rt: robotsRT}
+		robotsRT = c.robotsArc
+	}
+	robotsClient := &http.Client{Transport: &userAgentTransport{ua: cfg.UserAgent, rt: robotsRT}}
 	pcfg := cfg.Politeness
 	pcfg.Agent = c.agent
 	pcfg.UserAgent = cfg.UserAgent
@@ -526,10 +535,7 @@ func (c *Crawler) open(ctx context.Context) error {
 
 // close releases everything open, in reverse order of dependence.
 func (c *Crawler) close() error {
-	errs := []error{c.closeStructured()}
-	for _, w := range c.warcs {
-		errs = append(errs, w.Close())
-	}
+	errs := []error{c.closeStructured(), c.closeWARCs()}
 	if c.clog != nil {
 		errs = append(errs, c.clog.Close())
 	}

@@ -24,16 +24,19 @@ type metrics struct {
 	errors        *prometheus.CounterVec
 	robotsDenied  prometheus.Counter
 	robotsFetches *prometheus.CounterVec
-	trapCuts      *prometheus.CounterVec
-	trapSites     *prometheus.CounterVec
-	trapStopped   *prometheus.GaugeVec
-	outOfScope    prometheus.Counter
-	retired       prometheus.Counter
-	returned      *prometheus.CounterVec
-	fetchDuration prometheus.Histogram
-	queued        prometheus.Gauge
-	inFlight      prometheus.Gauge
-	activeHosts   prometheus.Gauge
+	// robotsArchived counts robots.txt responses written to the WARC
+	// files (robotsarchive.go).
+	robotsArchived prometheus.Counter
+	trapCuts       *prometheus.CounterVec
+	trapSites      *prometheus.CounterVec
+	trapStopped    *prometheus.GaugeVec
+	outOfScope     prometheus.Counter
+	retired        prometheus.Counter
+	returned       *prometheus.CounterVec
+	fetchDuration  prometheus.Histogram
+	queued         prometheus.Gauge
+	inFlight       prometheus.Gauge
+	activeHosts    prometheus.Gauge
 }
 
 func newMetrics() *metrics {
@@ -53,6 +56,8 @@ func newMetrics() *metrics {
 			Help: "URLs not fetched because robots.txt disallows them."}),
 		robotsFetches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_robots_fetches_total",
 			Help: "robots.txt fetches, by result."}, []string{"result"}),
+		robotsArchived: prometheus.NewCounter(prometheus.CounterOpts{Name: "courtesy_crawl_robots_archived_total",
+			Help: "robots.txt responses (redirect hops included) written to the WARC files."}),
 		trapCuts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_trap_cuts_total",
 			Help: "Links not queued because of a trap limit, by limit."}, []string{"limit"}),
 		trapSites: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "courtesy_crawl_trap_sites_total",
@@ -74,7 +79,7 @@ func newMetrics() *metrics {
 		activeHosts: prometheus.NewGauge(prometheus.GaugeOpts{Name: "courtesy_crawl_active_hosts",
 			Help: "Hosts with URLs left to crawl."}),
 	}
-	m.reg.MustRegister(m.pages, m.bytes, m.completed, m.discovered, m.errors, m.robotsDenied, m.robotsFetches,
+	m.reg.MustRegister(m.pages, m.bytes, m.completed, m.discovered, m.errors, m.robotsDenied, m.robotsFetches, m.robotsArchived,
 		m.trapCuts, m.trapSites, m.trapStopped, m.outOfScope, m.retired, m.returned, m.fetchDuration, m.queued, m.inFlight, m.activeHosts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -119,7 +119,8 @@ func (c *Crawler) admit(ctx context.Context, wid int, l frontier.Lease, u *url.U
 // gate's Decision.NextAllowed, so no worker waits long on a host.
 func (c *Crawler) ask(ctx context.Context, wid int, l frontier.Lease, u *url.URL) (*politeness.Permit, next) {
 	for attempt := 0; ; attempt++ {
-		p, d, err := c.gate.Try(ctx, u)
+		// The URL is the referrer of a robots.txt fetch this starts.
+		p, d, err := c.gate.Try(c.withRobotsNeed(ctx, wid, l), u)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, next{back: backCanceled}

@@ -166,13 +166,28 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			t.Errorf("%s fetched but not in any WARC file", k)
 		}
 	}
+	// A robots.txt line is logged only once its record is on disk: every
+	// one that survived the kills has its record. (A kill may take a
+	// robots.txt's record and line with it while the robots cache keeps
+	// the file, so that no line comes later: nothing acknowledges them.)
+	nRobots := 0
+	for _, e := range robotsLines(t, dir) {
+		nRobots++
+		if !responses[e.URL] {
+			t.Errorf("crawl.log has a robots.txt line for %s, the WARC files no record", e.URL)
+		}
+	}
+	if nRobots == 0 {
+		t.Error("no robots.txt line in crawl.log")
+	}
 	checkLogAgainstFrontier(t, dir, true)
 }
 
 // checkLogAgainstFrontier checks that the crawl.log of the crawl in dir
 // holds whole lines only, exactly one per URL the frontier acknowledged,
-// and each trap cut once per linking page; exact also wants no line for a
-// URL it did not acknowledge (after a repair; a killed run may leave some).
+// each trap cut once per linking page and each robots.txt fetch once;
+// exact also wants no line for a URL it did not acknowledge (after a
+// repair; a killed run may leave some).
 func checkLogAgainstFrontier(t *testing.T, dir string, exact bool) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
@@ -184,10 +199,16 @@ func checkLogAgainstFrontier(t *testing.T, dir string, exact bool) {
 	}
 	lines := map[string]int{}
 	cuts := map[string]int{}
+	robots := map[string]int{}
 	for i, ln := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
 		e, err := crawllog.Parse(ln)
 		if err != nil {
 			t.Errorf("crawl.log line %d torn or malformed: %v: %q", i+1, err, ln)
+			continue
+		}
+		if e.Prerequisite() {
+			// A robots.txt fetch: no frontier URL, logged once per fetch.
+			robots[e.URL+" at "+e.FetchStart.String()]++
 			continue
 		}
 		if o := e.Owner(); o != e.URL {
@@ -233,5 +254,10 @@ func checkLogAgainstFrontier(t *testing.T, dir string, exact bool) {
 			t.Errorf("trap cut %s logged %d times", k, n)
 		}
 	}
-	t.Logf("crawl.log: %d lines for %d acknowledged URLs, %d trap cuts", len(lines), len(completed), len(cuts))
+	for k, n := range robots {
+		if n != 1 {
+			t.Errorf("robots.txt fetch %s logged %d times", k, n)
+		}
+	}
+	t.Logf("crawl.log: %d lines for %d acknowledged URLs, %d trap cuts, %d robots.txt fetches", len(lines), len(completed), len(cuts), len(robots))
 }

@@ -92,7 +92,22 @@ const (
 	AnnotationTrapURLLength   = "trap:url-length"
 	AnnotationTrapRepeatPath  = "trap:repeated-path"
 	AnnotationTrapDuplicates  = "trap:max-duplicates"
+	// AnnotationRobotsPrerequisite marks the line of a robots.txt fetch
+	// (discovery path ending in "P", referrer the URL that needed it): a
+	// line of its own, not a frontier URL's (Entry.Prerequisite).
+	AnnotationRobotsPrerequisite = "robots:prerequisite"
 )
+
+// Prerequisite reports whether e is the line of a robots.txt fetch
+// (AnnotationRobotsPrerequisite) rather than of a URL the crawl completed.
+func (e *Entry) Prerequisite() bool {
+	for _, a := range e.Annotations {
+		if a == AnnotationRobotsPrerequisite {
+			return true
+		}
+	}
+	return false
+}
 
 // Tries returns the Heritrix annotation for a URL fetched on its n-th try
 // ("3t").

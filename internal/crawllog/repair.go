@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -79,11 +80,14 @@ type RepairStats struct {
 	TornBytes int64
 	// Added lines were written with Add for acknowledged URLs without one.
 	Added int
+	// Prerequisites are the robots.txt fetch lines kept (also counted in
+	// Kept): they need no acknowledgement.
+	Prerequisites int
 }
 
 func (s RepairStats) String() string {
-	return fmt.Sprintf("%d lines kept, %d of unacknowledged URLs dropped, %d duplicates dropped, %d malformed dropped, %d torn bytes cut, %d rebuilt",
-		s.Kept, s.Unacked, s.Duplicates, s.Malformed, s.TornBytes, s.Added)
+	return fmt.Sprintf("%d lines kept (%d robots.txt fetches), %d of unacknowledged URLs dropped, %d duplicates dropped, %d malformed dropped, %d torn bytes cut, %d rebuilt",
+		s.Kept, s.Prerequisites, s.Unacked, s.Duplicates, s.Malformed, s.TornBytes, s.Added)
 }
 
 // Repair rewrites a crawl log so that it agrees with the frontier after a
@@ -95,8 +99,9 @@ func (s RepairStats) String() string {
 // (done again on resume, which would log them twice) and, if it was not
 // flushed first, lack lines of acknowledged ones. A repaired log holds
 // exactly one line per acknowledged URL (the first it had) plus the lines of
-// trap cuts whose owner (Entry.Owner) was acknowledged, in their order,
-// then the lines added.
+// trap cuts whose owner (Entry.Owner) was acknowledged and every robots.txt
+// fetch line (Entry.Prerequisite, once each), in their order, then the
+// lines added.
 type Repair struct {
 	path  string
 	tmp   *os.File
@@ -159,7 +164,11 @@ func OpenRepair(path string, acked func(url string) bool) (*Repair, error) {
 			r.stats.Malformed++
 			continue
 		}
-		if !acked(e.Owner()) {
+		// A robots.txt fetch is no frontier URL: nothing acknowledges it,
+		// and the crawler logs it only once its WARC record is on disk.
+		// Kept (once).
+		pre := e.Prerequisite()
+		if !pre && !acked(e.Owner()) {
 			r.stats.Unacked++
 			continue
 		}
@@ -172,16 +181,27 @@ func OpenRepair(path string, acked func(url string) bool) (*Repair, error) {
 		r.bw.Write(line)
 		r.bw.WriteByte('\n')
 		r.stats.Kept++
+		if pre {
+			r.stats.Prerequisites++
+		}
 	}
 	return r, nil
 }
 
 // key identifies a line: its URL, and for a trap cut also its owner (one
-// URL may be cut once per page linking to it).
+// URL may be cut once per page linking to it). A robots.txt fetch line is
+// keyed apart from any URL line of the same URL (a page may link to
+// /robots.txt), by its referrer and fetch start: the same robots.txt is
+// fetched again when its copy expires or its server failed.
 func key(e *Entry) uint64 {
 	h := fnv.New64a()
 	io.WriteString(h, e.URL)
-	if o := e.Owner(); o != e.URL {
+	if e.Prerequisite() {
+		h.Write([]byte{0, 'P'})
+		io.WriteString(h, e.Via)
+		h.Write([]byte{0})
+		io.WriteString(h, strconv.FormatInt(e.FetchStart.UnixMilli(), 10))
+	} else if o := e.Owner(); o != e.URL {
 		h.Write([]byte{0})
 		io.WriteString(h, o)
 	}

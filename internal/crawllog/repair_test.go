@@ -145,6 +145,81 @@ func TestRepair(t *testing.T) {
 	}
 }
 
+// robots.txt fetch lines need no acknowledgement: a repair keeps them
+// whether or not the URL that needed them was acknowledged, keeps each
+// fetch of the same robots.txt (a second fetch is no duplicate), drops a
+// line repeated word for word, and does not take them for the line of a
+// frontier URL with the same URL.
+func TestRepairKeepsRobotsLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.log")
+	line := func(e Entry) string {
+		s, err := e.Format(logTime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s + "\n"
+	}
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	robots := func(via string, at time.Time, status int) Entry {
+		return Entry{Status: status, Size: 20, URL: "http://a.test/robots.txt", Path: "P", Via: via, MIME: "text/plain",
+			FetchStart: at, FetchDuration: 3 * time.Millisecond, Annotations: []string{AnnotationRobotsPrerequisite}}
+	}
+	log := line(robots("http://a.test/", t0, 503)) + // via never acknowledged
+		line(robots("http://a.test/", t0.Add(time.Minute), 200)) + // fetched again: kept
+		line(Entry{Status: 200, URL: "http://a.test/"}) +
+		line(robots("http://a.test/", t0.Add(time.Minute), 200)) + // the same fetch twice: dropped
+		line(Entry{Status: 200, URL: "http://a.test/robots.txt", Path: "L", Via: "http://a.test/"}) // a page linking to it
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]bool{"http://a.test/": true, "http://a.test/robots.txt": true, "http://a.test/x": true}
+	r, err := OpenRepair(path, func(u string) bool { return acked[u] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Has("http://a.test/robots.txt") || !r.Has("http://a.test/") || r.Has("http://a.test/x") {
+		t.Error("Has wrong")
+	}
+	r.Add(Entry{Status: StatusUnattempted, Size: -1, URL: "http://a.test/x"})
+	st, err := r.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RepairStats{Kept: 4, Prerequisites: 2, Duplicates: 1, Added: 1}
+	if st != want {
+		t.Errorf("stats %v\nwant %v", st, want)
+	}
+	es, _ := readLog(t, path)
+	var got []string
+	for _, e := range es {
+		got = append(got, fmt.Sprint(e.Status, " ", e.URL, " ", e.Path, " ", e.Prerequisite()))
+	}
+	wantLines := []string{
+		"503 http://a.test/robots.txt P true",
+		"200 http://a.test/robots.txt P true",
+		"200 http://a.test/  false",
+		"200 http://a.test/robots.txt L false",
+		"0 http://a.test/x  false",
+	}
+	if strings.Join(got, "\n") != strings.Join(wantLines, "\n") {
+		t.Errorf("repaired log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantLines, "\n"))
+	}
+	// Without the annotation the same line is a URL's: dropped when the
+	// URL was not acknowledged.
+	e := robots("http://a.test/", t0, 200)
+	e.Annotations = nil
+	if err := os.WriteFile(path, []byte(line(e)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err = OpenRepair(path, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.Commit(); err != nil || st.Unacked != 1 || st.Kept != 0 {
+		t.Errorf("unannotated line: %v %v", st, err)
+	}
+}
+
 // The child process of TestKilledAtRandom: it plays a crawler from URL
 // START to URL N: logs each URL's line (and a trap cut for every fifth),
 // and in batches flushes the log then records the batch as acknowledged
@@ -177,22 +252,40 @@ func TestKilledAtRandomChild(t *testing.T) {
 		acks.Sync()
 	}
 	var batch []int
+	var robots []*Entry // robots.txt fetches of the batch, logged after the first flush
 	for i := start; i < n; i++ {
 		u := fmt.Sprintf("http://k.test/%d", i)
+		if i%16 == 0 {
+			// Every 16th URL needs its host's robots.txt first: the
+			// crawler logs that line once its WARC record is on disk,
+			// with the acknowledgements that follow.
+			robots = append(robots, &Entry{Status: 200, Size: 20, URL: robotsURL(i), Path: "P", Via: u,
+				FetchStart: time.Now(), Annotations: []string{AnnotationRobotsPrerequisite}})
+		}
 		w.Log(&Entry{Status: 200, Size: int64(i), URL: u, Thread: i % 7})
 		if i%5 == 0 {
 			w.Log(&Entry{Status: StatusChaff, Size: -1, URL: u + "/a/a/a", Via: u, Annotations: []string{AnnotationTrapRepeatPath}})
 		}
 		batch = append(batch, i)
 		if len(batch) == 8 || i == n-1 {
+			logRobots := func() {
+				for _, e := range robots {
+					w.Log(e)
+				}
+				if len(robots) > 0 {
+					w.Flush()
+				}
+			}
 			if ackFirst {
 				ack(batch)
 				w.Flush()
+				logRobots()
 			} else {
 				w.Flush()
+				logRobots()
 				ack(batch)
 			}
-			batch = batch[:0]
+			batch, robots = batch[:0], robots[:0]
 		}
 	}
 	w.Close()
@@ -293,9 +386,22 @@ func killedAtRandom(t *testing.T, seed uint64, careless bool) {
 		t.Errorf("%d malformed lines", bad)
 	}
 	count := map[string]int{}
+	robots := map[string]int{}  // robots.txt lines per URL
+	fetches := map[string]int{} // lines per robots.txt fetch
 	for _, e := range es {
+		if e.Prerequisite() {
+			robots[e.URL]++
+			fetches[e.URL+" "+e.FetchStart.String()]++
+			continue
+		}
 		count[e.URL+" "+e.Owner()]++
 	}
+	for f, c := range fetches {
+		if c != 1 {
+			t.Errorf("robots.txt fetch %s: %d lines", f, c)
+		}
+	}
+	refetched := 0
 	for i := range n {
 		u := fmt.Sprintf("http://k.test/%d", i)
 		if c := count[u+" "+u]; c != 1 {
@@ -306,10 +412,24 @@ func killedAtRandom(t *testing.T, seed uint64, careless bool) {
 				t.Errorf("%s/a/a/a: %d cut lines", u, c)
 			}
 		}
+		if i%16 == 0 {
+			// At least the fetch before the acknowledgement of the URL
+			// that needed it; more if a kill made the URL start again.
+			c := robots[robotsURL(i)]
+			if c == 0 && !careless {
+				t.Errorf("%s: no robots.txt line", robotsURL(i))
+			}
+			refetched += max(0, c-1)
+		}
 	}
-	if want := n + n/5; len(es) > want || (!careless && len(es) != want) {
-		t.Errorf("%d lines, want %d", len(es), want)
+	pages := len(es)
+	for _, c := range robots {
+		pages -= c
 	}
+	if want := n + n/5; pages > want || (!careless && pages != want) {
+		t.Errorf("%d lines of URLs, want %d", pages, want)
+	}
+	t.Logf("%d robots.txt lines, %d of them of a fetch again after a kill", len(fetches), refetched)
 	if kills == 0 {
 		t.Error("the child was never killed: the test tested nothing")
 	}
@@ -333,6 +453,9 @@ func readAcked(t *testing.T, dir string) map[int]bool {
 	}
 	return acked
 }
+
+// robotsURL is the robots.txt the child fetches before URL i (i%16 == 0).
+func robotsURL(i int) string { return fmt.Sprintf("http://r%d.k.test/robots.txt", i) }
 
 func urlIndex(u string) (int, bool) {
 	rest, ok := strings.CutPrefix(u, "http://k.test/")

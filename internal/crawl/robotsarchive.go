@@ -1,0 +1,296 @@
+package crawl
+
+// robots.txt in the WARC files and crawl.log: the policy in force at crawl
+// time, archived as Heritrix, wget and Browsertrix archive it.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/fetch"
+	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/robots"
+	"github.com/courtesy-crawler/courtesy/internal/warc"
+)
+
+// robotsArchiveMax bounds the body of a robots.txt response archived (and
+// read) here: twice what the gate parses (robots.MaxSize), so that a
+// gzip-coded body cut here still decodes past what the gate reads.
+const robotsArchiveMax = 2 * robots.MaxSize
+
+// robotsArchive is the RoundTripper under the politeness gate's robots.txt
+// client. The gate asks it only for requests that go to the network (its
+// cache answers the rest), one request per redirect hop, so every
+// robots.txt response it sees is archived: response, request and metadata
+// records as for a page, in the WARC writer of the worker whose URL
+// needed it. The crawl.log line of the fetch waits until the acker has
+// flushed that writer (take), so a line always has its record on disk.
+//
+// It reads the whole body at once (at most robotsArchiveMax bytes, within
+// the request's deadline), 4xx and 5xx bodies too, which the gate itself
+// would not read; the gate then reads the same bytes. It asks for gzip
+// and decodes it for the gate as net/http does when it asks itself, so
+// the gate sees what it saw before while the record keeps the bytes as
+// transferred.
+type robotsArchive struct {
+	c  *Crawler
+	rt http.RoundTripper // DisableCompression: the bytes as transferred
+
+	mu      sync.Mutex
+	closed  bool
+	pending []robotsLine
+}
+
+// robotsLine is the crawl.log line of an archived robots.txt fetch and the
+// WARC writer holding its records.
+type robotsLine struct {
+	e  *crawllog.Entry
+	wi int
+}
+
+// robotsNeedKey is the context key of the URL whose gate question made
+// the gate fetch robots.txt: the referrer of the fetch (Heritrix's
+// prerequisite "via"). The gate fetches with the first asker's context
+// values (its own cancellation apart).
+type robotsNeedKey struct{}
+
+type robotsNeed struct {
+	url, path string
+	wid       int
+}
+
+// withRobotsNeed marks ctx as the gate question of worker wid for l.
+func (c *Crawler) withRobotsNeed(ctx context.Context, wid int, l frontier.Lease) context.Context {
+	if c.robotsArc == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, robotsNeedKey{}, robotsNeed{url: l.URL, path: md1(l.Metadata, mdPath), wid: wid})
+}
+
+// RoundTrip implements http.RoundTripper.
+func (a *robotsArchive) RoundTrip(req *http.Request) (*http.Response, error) {
+	askedGzip := false
+	if req.Method != http.MethodHead && req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" {
+		req = req.Clone(req.Context())
+		req.Header.Set("Accept-Encoding", "gzip")
+		askedGzip = true
+	}
+	var mu sync.Mutex
+	var remote netip.AddrPort
+	ctx := httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if ap, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String()); err == nil {
+			mu.Lock()
+			remote = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+			mu.Unlock()
+		}
+	}})
+	sent := req.WithContext(ctx)
+	start := time.Now()
+	resp, err := a.rt.RoundTrip(sent)
+	if err != nil {
+		return nil, err
+	}
+	raw, readErr := io.ReadAll(io.LimitReader(resp.Body, robotsArchiveMax+1))
+	resp.Body.Close()
+	trunc := ""
+	switch {
+	case len(raw) > robotsArchiveMax:
+		raw, trunc = raw[:robotsArchiveMax], warc.TruncatedLength
+	case readErr != nil && ctx.Err() != nil:
+		trunc = warc.TruncatedTime
+	case readErr != nil:
+		trunc = warc.TruncatedDisconnect
+	}
+	mu.Lock()
+	addr := remote
+	mu.Unlock()
+	a.archive(req, resp, raw, trunc, start, time.Since(start), addr)
+
+	// The gate's view: the same bytes, then the read error if any,
+	// decoded if we asked for gzip.
+	var body io.Reader = bytes.NewReader(raw)
+	if readErr != nil {
+		body = io.MultiReader(body, errReader{readErr})
+	}
+	if askedGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		resp.Header = resp.Header.Clone() // the archived header keeps them
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength, resp.Uncompressed = -1, true
+		body = &lazyGunzip{src: body}
+	}
+	resp.Body = io.NopCloser(body)
+	return resp, nil
+}
+
+// archive writes the records of one robots.txt response and queues its
+// crawl.log line.
+func (a *robotsArchive) archive(req *http.Request, resp *http.Response, raw []byte, trunc string, start time.Time, took time.Duration, remote netip.AddrPort) {
+	need, _ := req.Context().Value(robotsNeedKey{}).(robotsNeed)
+	h := req.Header.Clone()
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	h.Set("Host", host)
+	res := &fetch.Result{URL: req.URL, Status: resp.StatusCode, Reason: statusReason(resp), Proto: resp.Proto, Header: resp.Header,
+		Request: fetch.SentRequest{Method: req.Method, URL: req.URL, Header: h}}
+	target := req.URL.String()
+	path := need.path + "P"
+	meta := []warc.Field{
+		{Name: "hopsFromSeed", Value: path},
+		{Name: "fetchTimeMs", Value: strconv.FormatInt(took.Milliseconds(), 10)},
+	}
+	if need.url != "" {
+		meta = append(meta, warc.Field{Name: "via", Value: need.url})
+	}
+	ex := &warc.Exchange{URL: target, Date: start, Request: res.RequestHeaderBytes(), ResponseHeader: res.HTTPHeaderBytes(),
+		Body: raw, Truncated: trunc}
+	if remote.IsValid() {
+		ex.IP = remote.Addr().String()
+		meta = append(meta, warc.Field{Name: "ip", Value: ex.IP})
+	}
+	if trunc != "" {
+		meta = append(meta, warc.Field{Name: "truncated", Value: trunc})
+	}
+	ex.Metadata = meta
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || len(a.c.warcs) == 0 {
+		// A fetch the gate started before the crawl stopped and that
+		// ended after its WARC files were closed.
+		a.c.log.Warn("robots.txt fetched after the WARC files were closed: not archived", "url", target, "status", resp.StatusCode)
+		return
+	}
+	wi := need.wid % len(a.c.warcs)
+	wr, err := a.c.warcs[wi].WriteExchange(context.Background(), ex)
+	if err != nil {
+		a.c.log.Error("robots.txt not archived: WARC write failed", "url", target, "err", err)
+		return
+	}
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		mt = ""
+	}
+	e := &crawllog.Entry{Status: resp.StatusCode, Size: int64(len(raw)), URL: target, Path: path, Via: need.url, MIME: mt,
+		Thread: need.wid, FetchStart: start, FetchDuration: took, Digest: wr.PayloadDigest,
+		Annotations: []string{crawllog.AnnotationRobotsPrerequisite}}
+	switch trunc {
+	case warc.TruncatedLength:
+		e.Annotations = append(e.Annotations, crawllog.AnnotationSizeTruncated)
+	case warc.TruncatedTime:
+		e.Annotations = append(e.Annotations, crawllog.AnnotationTimeTruncated)
+	}
+	a.pending = append(a.pending, robotsLine{e: e, wi: wi})
+	a.c.metrics.robotsArchived.Inc()
+}
+
+// take returns the lines of the records written so far, for the acker to
+// log once their writers are flushed.
+func (a *robotsArchive) take() []robotsLine {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.pending
+	a.pending = nil
+	return p
+}
+
+// shut stops the archiving (the WARC files are about to close) and returns
+// the lines not yet logged.
+func (a *robotsArchive) shut() []robotsLine {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	p := a.pending
+	a.pending = nil
+	return p
+}
+
+// logRobotsLines logs the lines of robots.txt records whose WARC writer
+// flushed (failed[i]: writer i did not); it reports whether it logged any.
+func (c *Crawler) logRobotsLines(lines []robotsLine, failed []bool) bool {
+	n := 0
+	for _, rl := range lines {
+		if rl.wi < len(failed) && failed[rl.wi] {
+			c.log.Warn("robots.txt record lost with its WARC file; no crawl.log line", "url", rl.e.URL)
+			continue
+		}
+		if c.clog == nil {
+			continue
+		}
+		if err := c.clog.Log(rl.e); err != nil {
+			c.log.Warn("crawl log write failed", "err", err)
+			continue
+		}
+		n++
+	}
+	return n > 0
+}
+
+// closeWARCs closes the WARC writers, the robots.txt archive first, and
+// logs the robots.txt lines still waiting for their flush.
+func (c *Crawler) closeWARCs() error {
+	lines := c.robotsArc.shut()
+	var errs []error
+	failed := make([]bool, len(c.warcs))
+	for i, w := range c.warcs {
+		if err := w.Close(); err != nil {
+			errs = append(errs, err)
+			failed[i] = true
+		}
+	}
+	c.logRobotsLines(lines, failed)
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs[0]
+}
+
+// statusReason is the reason phrase of resp's status line ("OK").
+func statusReason(resp *http.Response) string {
+	if s, ok := strings.CutPrefix(resp.Status, strconv.Itoa(resp.StatusCode)); ok {
+		return strings.TrimSpace(s)
+	}
+	return http.StatusText(resp.StatusCode)
+}
+
+// errReader returns err once its bytes are read: a body whose read failed.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// lazyGunzip decodes src on first Read, as net/http's transparent gzip
+// does: a bad gzip header is a read error, not a request error.
+type lazyGunzip struct {
+	src io.Reader
+	zr  *gzip.Reader
+	err error
+}
+
+func (z *lazyGunzip) Read(p []byte) (int, error) {
+	if z.zr == nil && z.err == nil {
+		z.zr, z.err = gzip.NewReader(z.src)
+	}
+	if z.err != nil {
+		return 0, z.err
+	}
+	return z.zr.Read(p)
+}
