@@ -19,14 +19,16 @@ import (
 
 // TestSummaryCountsTruncatedPages: pages over the size cap are cut and
 // the summary says how many, with the cap; the crawler's default cap is
-// DefaultMaxPageSize.
+// DefaultMaxPageSize, and a negative cap is none (not the fetcher's own
+// 2 MiB).
 func TestSummaryCountsTruncatedPages(t *testing.T) {
 	big := strings.Repeat("x", 64<<10)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<html><body><a href="/big1">a</a> <a href="/big2">b</a> <a href="/small">c</a></body></html>`)
+		fmt.Fprint(w, `<html><body><a href="/big1">a</a> <a href="/big2">b</a> <a href="/small">c</a> <a href="/huge">d</a></body></html>`)
 	})
+	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, strings.Repeat(big, 48)) }) // 3 MiB
 	mux.HandleFunc("/big1", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, big) })
 	mux.HandleFunc("/big2", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, big+"y") })
 	mux.HandleFunc("/small", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "small page") })
@@ -43,7 +45,8 @@ func TestSummaryCountsTruncatedPages(t *testing.T) {
 		truncated int64
 	}{
 		{"default cap", 0, DefaultMaxPageSize, 0},
-		{"32 KiB cap", 32 << 10, 32 << 10, 2},
+		{"32 KiB cap", 32 << 10, 32 << 10, 3},
+		{"no cap", -1, -1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{DataDir: t.TempDir(), Delay: -1, Workers: 2, MaxDuration: time.Minute, Traps: traps.Limits{MaxSize: tc.limit}}
@@ -57,8 +60,8 @@ func TestSummaryCountsTruncatedPages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !sum.Finished || sum.Pages < 4 {
-				t.Fatalf("finished %v, %d pages; want finished, at least 4", sum.Finished, sum.Pages)
+			if !sum.Finished || sum.Pages < 5 {
+				t.Fatalf("finished %v, %d pages; want finished, at least 5", sum.Finished, sum.Pages)
 			}
 			if sum.MaxSize != tc.wantCap || sum.Truncated != tc.truncated {
 				t.Errorf("cap %d, %d truncated; want cap %d, %d truncated", sum.MaxSize, sum.Truncated, tc.wantCap, tc.truncated)
