@@ -251,6 +251,10 @@ func boolOr(p *bool, def bool) bool {
 // summary says how many pages were cut.
 const DefaultMaxPageSize = 10 << 20
 
+// noPageCap stands for no cap on a page (traps max-size negative): far
+// beyond any body, and far from overflowing the readers' limit+1.
+const noPageCap = 1 << 40
+
 func (c Config) withDefaults() Config {
 	if c.DataDir == "" {
 		c.DataDir = "courtesy-data"

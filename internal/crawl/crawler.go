@@ -21,6 +21,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/addrpolicy"
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/dedup"
+	"github.com/courtesy-crawler/courtesy/internal/extract"
 	"github.com/courtesy-crawler/courtesy/internal/fetch"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/hostmap"
@@ -160,10 +161,13 @@ type Crawler struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	agent   string
-	norm    urlnorm.Options
-	scope   *scoper
-	honorNA bool
+	agent string
+	norm  urlnorm.Options
+	// parseMax is the extractor's cap on the bytes of a page it parses:
+	// at least the page cap, so that what was fetched is read.
+	parseMax int
+	scope    *scoper
+	honorNA  bool
 	// seedSynced is when the shared seed hosts were last read (the
 	// dispatcher's).
 	seedSynced time.Time
@@ -462,9 +466,17 @@ func (c *Crawler) open(ctx context.Context) error {
 	// connections in all would redial most requests.
 	fcfg := fetch.Config{UserAgent: cfg.UserAgent, Resolver: c.opts.Resolver, AddrPolicy: policy, MaxIdleConns: maxIdleConns, MaxIdleConnsPerHost: 2,
 		HeadBeforeGet: cfg.HeadBeforeGet, WantedTypes: cfg.WantedTypes}
-	if limits.MaxSize > 0 {
-		fcfg.MaxBodySize = limits.MaxSize
+	// The page cap bounds the page as decoded and as parsed too: the
+	// fetcher's decoded cap and the extractor's own default to 8 MiB, and
+	// would cut a page the fetch read whole (a 9 MB page, its links at
+	// the end). A negative cap is none.
+	pageMax := limits.MaxSize
+	if pageMax < 0 {
+		pageMax = noPageCap
 	}
+	fcfg.MaxBodySize = pageMax
+	fcfg.MaxDecodedSize = max(fetch.DefaultMaxDecodedSize, pageMax)
+	c.parseMax = int(max(extract.DefaultMaxBytes, fcfg.MaxDecodedSize))
 	if limits.MaxDownloadTime > 0 && limits.MaxDownloadTime < fetch.DefaultTimeout {
 		fcfg.Timeout = limits.MaxDownloadTime
 	}

@@ -188,7 +188,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		// the extractor's own tokens: one pass over the page, not two
 		// (the second pass was 40 % of the crawl's CPU on 30 KB pages).
 		content = dedup.NewContent() // released after the near-duplicate check below
-		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs, Normalize: c.norm, Tokens: content, NoText: true})
+		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs, Normalize: c.norm, Tokens: content, NoText: true, MaxBytes: c.parseMax})
 		if err == nil {
 			page = p
 			directives = directives.Merge(p.Robots)

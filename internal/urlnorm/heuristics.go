@@ -204,8 +204,11 @@ func collapseSlashes(path string) string {
 	return b.String()
 }
 
-// removeIndexFile drops a last segment equal (ASCII case-insensitively) to
-// one of names: "/dir/index.html" becomes "/dir/".
+// removeIndexFile drops a last segment equal to one of names:
+// "/dir/index.html" becomes "/dir/". The match is exact: a path is
+// case-sensitive (RFC 3986 §6.2.2.1), and on the usual servers
+// "Index.html" is a file of its own (Texinfo names its index node so,
+// beside the index.html of its top node).
 func removeIndexFile(path string, names []string) string {
 	i := strings.LastIndexByte(path, '/')
 	last := path[i+1:]
@@ -213,7 +216,7 @@ func removeIndexFile(path string, names []string) string {
 		return path
 	}
 	for _, n := range names {
-		if strings.EqualFold(last, n) {
+		if last == n {
 			return path[:i+1]
 		}
 	}

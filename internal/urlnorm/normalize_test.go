@@ -150,7 +150,7 @@ func TestDefaultPageNames(t *testing.T) {
 	o.IndexFiles = append(slices.Clone(DefaultIndexFiles), "default.html", "default.htm")
 	runNorm(t, []normCase{
 		{"default.html", "http://www.site.com/d/default.html", "http://www.site.com/d/", nil},
-		{"Default.HTM", "http://www.site.com/d/Default.HTM", "http://www.site.com/d/", nil},
+		{"Default.HTM is not listed", "http://www.site.com/d/Default.HTM", "http://www.site.com/d/Default.HTM", nil},
 		{"index.html", "http://www.site.com/d/index.html", "http://www.site.com/d/", nil},
 	}, o)
 }
@@ -294,7 +294,10 @@ func TestHeuristics(t *testing.T) {
 		{"apache bad value", "http://h.com/pub/?C=X", "http://h.com/pub/?C=X", nil},
 		{"empty query", "http://h.com/a?", "http://h.com/a", nil},
 		{"index with query kept", "http://h.com/index.php?id=3", "http://h.com/index.php?id=3", nil},
-		{"index case", "http://h.com/Index.ASP", "http://h.com/", nil},
+		// Texinfo writes index.html (its top node) and Index.html (its
+		// index node) side by side: a case variant is a page of its own.
+		{"index case kept", "http://h.com/Index.html", "http://h.com/Index.html", nil},
+		{"index upper kept", "http://h.com/d/INDEX.HTM", "http://h.com/d/INDEX.HTM", nil},
 		{"default.asp is no index by default", "http://h.com/Default.ASP", "http://h.com/Default.ASP", nil},
 		{"not index", "http://h.com/myindex.html", "http://h.com/myindex.html", nil},
 		{"query order kept", "http://h.com/?b=2&a=1", "http://h.com/?b=2&a=1", nil},

@@ -93,7 +93,8 @@ type Options struct {
 
 	// RemoveIndexFiles drops a last path segment naming a well-known
 	// default document ("/dir/index.html" becomes "/dir/"), only when the
-	// URL has no query, matched ASCII case-insensitively. The Viuva Negra report §3.4
+	// URL has no query, matched exactly (case included: "Index.html" is
+	// not "index.html" on a case-sensitive server). The Viuva Negra report §3.4
 	// rule 9 (36% fewer duplicates in its measurements) and the polite-proxy thesis §2.2
 	// step 5.
 	RemoveIndexFiles bool

@@ -1,0 +1,116 @@
+package crawl
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
+)
+
+// TestCrawlFetchesDocTreeNames crawls a small documentation tree served
+// from files, whose pages have the names and links documentation
+// generators write, and checks that every page is fetched: Texinfo's
+// index.html beside Index.html, a directory linked without its slash,
+// spaces, '+', brackets, non-ASCII and upper-case names, frames, image
+// maps, <link rel=next>, <base> and meta refresh.
+func TestCrawlFetchesDocTreeNames(t *testing.T) {
+	page := func(body string) string {
+		return "<!DOCTYPE html><html><head><meta charset=utf-8><title>t</title></head><body>" + body + "</body></html>"
+	}
+	files := map[string]string{
+		"index.html": page(`<a href="Index.html">Index</a> <a href="with space.html">a</a> <a href="plus+sign.html">b</a>
+			<a href="bracket[1].html">c</a> <a href="caf%C3%A9.html">d</a> <a href="naïve.html">e</a> <a href="UPPER.HTML">f</a>
+			<a href="sub">g</a> <a href="frames.html">h</a> <a href="map.html">i</a> <a href="refresh.html">j</a>
+			<a href="base/page.html">k</a> <a href="chapter/../next.html">l</a> <a href="default.html">m</a>`),
+		"Index.html":      page("<p>The index node: every term of the manual, and where it is explained.</p>"),
+		"with space.html": page("space"),
+		"plus+sign.html":  page("plus"),
+		"bracket[1].html": page("bracket"),
+		"café.html":       page("café"),
+		"naïve.html":      page("naïve"),
+		"UPPER.HTML":      page("upper"),
+		"sub/index.html":  page(`<a href="deeper.html">deeper</a>`),
+		"sub/deeper.html": page("deeper"),
+		"frames.html":     `<!DOCTYPE html><html><head><title>f</title></head><frameset><frame src="left.html"><frame src="right.html"></frameset></html>`,
+		"left.html":       page("left"),
+		"right.html":      page("right"),
+		"map.html":        page(`<img src="m.png" usemap="#m"><map name="m"><area shape="rect" coords="0,0,9,9" href="area.html"></map>`),
+		"area.html":       page("area"),
+		"refresh.html":    `<!DOCTYPE html><html><head><meta http-equiv="refresh" content="0; url=moved.html"><link rel="next" href="linked.html"><title>r</title></head><body></body></html>`,
+		"moved.html":      page("moved"),
+		"linked.html":     page("linked"),
+		"base/page.html":  `<!DOCTYPE html><html><head><base href="/other/"><title>b</title></head><body><a href="rel.html">rel</a></body></html>`,
+		"other/rel.html":  page("rel"),
+		"next.html":       page("next"),
+		"default.html":    page("default"),
+	}
+	root := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(root)))
+	defer srv.Close()
+	res, err := resolve.New([]string{"docs.test=" + strings.TrimPrefix(srv.URL, "http://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c, err := New(Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, Options{Logger: testLogger(t), Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := c.Run(ctx, []string{"http://docs.test/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Finished || sum.Failed != 0 {
+		t.Errorf("finished %v, %d failed; want finished, none failed", sum.Finished, sum.Failed)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, ln := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		e, err := crawllog.Parse(ln)
+		if err != nil {
+			t.Fatalf("bad line %q: %v", ln, err)
+		}
+		if e.Status != 200 {
+			continue
+		}
+		u, err := url.Parse(e.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.TrimPrefix(u.Path, "/")
+		if p == "" || strings.HasSuffix(p, "/") {
+			p += "index.html"
+		}
+		got[p] = true
+	}
+	for name := range files {
+		if !got[name] {
+			t.Errorf("%s not fetched", name)
+		}
+	}
+	if t.Failed() {
+		t.Logf("crawl.log:\n%s", raw)
+	}
+}
