@@ -255,6 +255,11 @@ const DefaultMaxPageSize = 10 << 20
 // beyond any body, and far from overflowing the readers' limit+1.
 const noPageCap = 1 << 40
 
+// noCapDecoded bounds a page's decoded body when the page cap is off: a
+// decompression bomb of a few megabytes would otherwise expand to
+// gigabytes in memory.
+const noCapDecoded = 256 << 20
+
 func (c Config) withDefaults() Config {
 	if c.DataDir == "" {
 		c.DataDir = "courtesy-data"

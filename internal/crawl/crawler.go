@@ -469,13 +469,16 @@ func (c *Crawler) open(ctx context.Context) error {
 	// The page cap bounds the page as decoded and as parsed too: the
 	// fetcher's decoded cap and the extractor's own default to 8 MiB, and
 	// would cut a page the fetch read whole (a 9 MB page, its links at
-	// the end). A negative cap is none.
+	// the end). A negative cap is none on the bytes transferred; the
+	// decoded body keeps a bound all the same (noCapDecoded), against a
+	// small compressed body that expands without end.
 	pageMax := limits.MaxSize
+	decodedMax := max(fetch.DefaultMaxDecodedSize, pageMax)
 	if pageMax < 0 {
-		pageMax = noPageCap
+		pageMax, decodedMax = noPageCap, noCapDecoded
 	}
 	fcfg.MaxBodySize = pageMax
-	fcfg.MaxDecodedSize = max(fetch.DefaultMaxDecodedSize, pageMax)
+	fcfg.MaxDecodedSize = decodedMax
 	c.parseMax = int(max(extract.DefaultMaxBytes, fcfg.MaxDecodedSize))
 	if limits.MaxDownloadTime > 0 && limits.MaxDownloadTime < fetch.DefaultTimeout {
 		fcfg.Timeout = limits.MaxDownloadTime
