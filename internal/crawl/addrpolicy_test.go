@@ -1,9 +1,7 @@
 package crawl
 
 import (
-	"context"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,13 +22,7 @@ import (
 // loopback is dialled: the refused ones are refused before connecting.)
 func TestCrawlAddressPolicy(t *testing.T) {
 	w := &recordingWeb{pages: map[string]string{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: w}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	ln := listenHandler(t, w)
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	res, err := resolve.New([]string{"*.test=" + ln.Addr().String()})
 	if err != nil {
@@ -67,16 +59,8 @@ func TestCrawlAddressPolicy(t *testing.T) {
 			cfg := Config{DataDir: data, Delay: 5 * time.Millisecond, MaxDuration: time.Minute, Workers: 4,
 				UserAgent: "courtesy-test/1.0", AddressPolicy: c.policy}
 			cfg.Scope.Mode = ScopeAll
-			cr, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
 			start := time.Now()
-			if _, err := cr.Run(ctx, []string{"http://ap.test/"}); err != nil {
-				t.Fatal(err)
-			}
+			runCrawl(t, cfg, res, "http://ap.test/")
 			if d := time.Since(start); d > 30*time.Second {
 				t.Errorf("crawl took %v: refused hosts were retried", d)
 			}
@@ -127,28 +111,14 @@ func TestCrawlAddressPolicyPageRefused(t *testing.T) {
 		"127.0.0.1 /a":          "a",
 		"127.0.0.1 /b":          "b",
 	}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: w}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	ln := listenHandler(t, w)
 	seed := "http://" + ln.Addr().String() + "/"
 	data := t.TempDir()
 	run := func(policy string, maxPages int64) {
 		t.Helper()
 		cfg := Config{DataDir: data, Delay: 5 * time.Millisecond, MaxDuration: time.Minute, MaxPages: maxPages, Workers: 1,
 			UserAgent: "courtesy-test/1.0", AddressPolicy: policy}
-		cr, err := New(cfg, Options{Logger: testLogger(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if _, err := cr.Run(ctx, []string{seed}); err != nil {
-			t.Fatal(err)
-		}
+		runCrawl(t, cfg, nil, seed)
 	}
 	run("no-link-local", 1) // robots.txt and the seed; /a and /b stay queued
 	sent := len(w.requests())

@@ -64,6 +64,23 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
+// runCrawl runs one crawl of seeds with cfg through res, bounded by two
+// minutes, and fails the test on an error.
+func runCrawl(t *testing.T, cfg Config, res *resolve.Resolver, seeds ...string) *Summary {
+	t.Helper()
+	c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := c.Run(ctx, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
 // TestCrawlTestwebPoliteness crawls the hazard web and judges it with the
 // testweb politeness report.
 func TestCrawlTestwebPoliteness(t *testing.T) {

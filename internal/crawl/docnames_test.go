@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -69,16 +68,7 @@ func TestCrawlFetchesDocTreeNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	c, err := New(Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, Options{Logger: testLogger(t), Resolver: res})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sum, err := c.Run(ctx, []string{"http://docs.test/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := runCrawl(t, Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, res, "http://docs.test/")
 	if !sum.Finished || sum.Failed != 0 {
 		t.Errorf("finished %v, %d failed; want finished, none failed", sum.Finished, sum.Failed)
 	}

@@ -68,9 +68,8 @@ func serveRecording(t *testing.T, w *recordingWeb) *resolve.Resolver {
 	return serveHandler(t, w)
 }
 
-// serveHandler serves h on loopback and returns a resolver sending every
-// host there.
-func serveHandler(t *testing.T, h http.Handler) *resolve.Resolver {
+// listenHandler serves h on a loopback port of its own until the test ends.
+func listenHandler(t *testing.T, h http.Handler) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -79,6 +78,14 @@ func serveHandler(t *testing.T, h http.Handler) *resolve.Resolver {
 	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
+	return ln
+}
+
+// serveHandler serves h on loopback and returns a resolver sending every
+// host there.
+func serveHandler(t *testing.T, h http.Handler) *resolve.Resolver {
+	t.Helper()
+	ln := listenHandler(t, h)
 	r, err := resolve.New([]string{"*=" + ln.Addr().String()})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package crawl
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -50,16 +49,7 @@ func TestSummaryCountsTruncatedPages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{DataDir: t.TempDir(), Delay: -1, Workers: 2, MaxDuration: time.Minute, Traps: traps.Limits{MaxSize: tc.limit}}
-			c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			sum, err := c.Run(ctx, []string{"http://big.test/"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := runCrawl(t, cfg, res, "http://big.test/")
 			if !sum.Finished || sum.Pages < 5 {
 				t.Fatalf("finished %v, %d pages; want finished, at least 5", sum.Finished, sum.Pages)
 			}
@@ -103,16 +93,7 @@ func TestPageUnderCapReadWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	c, err := New(Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, Options{Logger: testLogger(t), Resolver: res})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sum, err := c.Run(ctx, []string{"http://manual.test/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := runCrawl(t, Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, res, "http://manual.test/")
 	if sum.Truncated != 0 {
 		t.Errorf("%d pages cut, want 0 (cap %d)", sum.Truncated, sum.MaxSize)
 	}
