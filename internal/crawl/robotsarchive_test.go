@@ -141,21 +141,7 @@ func TestCrawlArchivesRobots(t *testing.T) {
 		MaxHostFailures: 1,
 		Politeness:      politeness.Config{Robots: politeness.RobotsConfig{RetryBase: 100 * time.Millisecond, RetryMax: time.Second}},
 	}
-	run := func(seeds []string) *Summary {
-		t.Helper()
-		c, err := New(cfg, Options{Logger: testLogger(t), Resolver: r})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		sum, err := c.Run(ctx, seeds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum
-	}
-	sum := run(seeds)
+	sum := runCrawl(t, cfg, r, seeds...)
 	if !sum.Finished {
 		t.Fatalf("crawl did not finish: %+v", sum)
 	}
@@ -252,7 +238,7 @@ func TestCrawlArchivesRobots(t *testing.T) {
 	// lines are kept (they are no frontier URLs), none is added, and no
 	// robots.txt is fetched again (the cache in the data directory).
 	before := len(mem.Entries())
-	run(nil)
+	runCrawl(t, cfg, r)
 	checkRobotsLines(t, dir, want, seeds)
 	checkLogAgainstFrontier(t, dir, true)
 	for _, e := range mem.Entries()[before:] {
