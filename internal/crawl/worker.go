@@ -269,7 +269,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			}
 		}
 	}
-	items := c.outlinks(l, u, links)
+	items := c.outlinksFrom(l, u, links, page != nil && dirListing(page.Title))
 	items = append(items, smRedirect...)
 	if sm != nil {
 		smItems, other := c.sitemapItems(l, u, hs, sm)
@@ -386,6 +386,33 @@ func lastHop(p string) string {
 // outlinks turns a page's links into frontier items: crawl normalization,
 // scope (with off-scope hops and the external-link policy), trap limits.
 func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link) []frontier.Item {
+	return c.outlinksFrom(l, src, links, false)
+}
+
+// dirListing reports whether a page's title is that of a web server's
+// directory listing: Apache's, nginx's and lighttpd's "Index of /path/",
+// Python's "Directory listing for /path/".
+func dirListing(title string) bool {
+	return strings.HasPrefix(title, "Index of /") || strings.HasPrefix(title, "Directory listing for /")
+}
+
+// below reports whether u is an entry under the directory dir (a URL
+// whose path ends in "/"): same scheme and authority, a longer path that
+// starts with dir's.
+func below(u, dir *url.URL) bool {
+	dp := dir.EscapedPath()
+	up := u.EscapedPath()
+	return strings.HasSuffix(dp, "/") && len(up) > len(dp) && strings.HasPrefix(up, dp) &&
+		u.Scheme == dir.Scheme && u.Host == dir.Host
+}
+
+// outlinksFrom is outlinks; listing says src is a directory listing, whose
+// entries below it keep its depth: a listing is the server's table of
+// contents, not a page a person wrote, and counting each directory level
+// as a link hop cut file trees that wget --mirror fetches whole (the
+// path length and repeated-segment limits still bound a listing that
+// nests without end).
+func (c *Crawler) outlinksFrom(l frontier.Lease, src *url.URL, links []extract.Link, listing bool) []frontier.Item {
 	if len(links) == 0 {
 		return nil
 	}
@@ -412,6 +439,10 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link)
 		seen[raw] = true
 		host := nu.Hostname()
 		key := c.queueKey(nu)
+		depth := depth
+		if listing && below(nu, src) {
+			depth = l.Depth
+		}
 		if v := c.tr.CheckURL(host, nu, raw, depth); !v.OK() {
 			c.cut(l, raw, path+string(hop), v)
 			return
