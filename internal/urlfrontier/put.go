@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -293,13 +294,22 @@ func (s *Server) putBatch(ctx context.Context, method string, batch []putItem) [
 // PutDiscovered stores batches of discovered URLs, one ack per batch.
 func (s *Server) PutDiscovered(stream pb.URLFrontier_PutDiscoveredServer) error {
 	ctx := stream.Context()
+	// A batch waits for the earlier batches of the stream, still in
+	// flight, that hold one of its URLs (after), so that the items of one
+	// URL are applied in the order sent, as in PutURLs; batches without a
+	// URL in common are stored concurrently. The workers take batches in
+	// the order read, so the earliest batch in flight never waits.
 	type batch struct {
 		id    string
 		items []putItem
+		after []chan struct{}
+		done  chan struct{}
 	}
 	queued := make(chan batch, s.o.MaxBatchesInFlight)
 	sem := make(chan struct{}, s.o.MaxBatchesInFlight)
 	var sendMu sync.Mutex
+	var lastMu sync.Mutex
+	last := map[string]chan struct{}{} // URL → done of the last batch in flight holding it
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(queued)
@@ -316,7 +326,7 @@ func (s *Server) PutDiscovered(stream pb.URLFrontier_PutDiscoveredServer) error 
 			if err != nil {
 				return err
 			}
-			b := batch{id: in.GetID(), items: make([]putItem, len(in.GetItems()))}
+			b := batch{id: in.GetID(), items: make([]putItem, len(in.GetItems())), done: make(chan struct{})}
 			for i, info := range in.GetItems() {
 				it := &b.items[i]
 				var err error
@@ -324,13 +334,39 @@ func (s *Server) PutDiscovered(stream pb.URLFrontier_PutDiscoveredServer) error 
 					it.skip = true
 				}
 			}
+			lastMu.Lock()
+			for _, it := range b.items {
+				if it.skip {
+					continue
+				}
+				u := it.item.Info.URL
+				if c, ok := last[u]; ok && c != b.done && !slices.Contains(b.after, c) {
+					b.after = append(b.after, c)
+				}
+				last[u] = b.done
+			}
+			lastMu.Unlock()
 			queued <- b
 		}
 	})
 	for range putWorkers {
 		g.Go(func() error {
 			for b := range queued {
+				for _, c := range b.after {
+					select {
+					case <-c:
+					case <-gctx.Done():
+					}
+				}
 				st := s.putBatch(gctx, "PutDiscovered", b.items)
+				lastMu.Lock()
+				for _, it := range b.items {
+					if u := it.item.Info.URL; !it.skip && last[u] == b.done {
+						delete(last, u)
+					}
+				}
+				lastMu.Unlock()
+				close(b.done)
 				ack := &pb.BatchAck{ID: b.id, Statuses: make([]pb.AckMessage_Status, len(st))}
 				for i, v := range st {
 					ack.Statuses[i] = pb.AckMessage_Status(v)
