@@ -259,13 +259,21 @@ func warcResponses(t *testing.T, data string) map[string]int {
 // more than once (it returns how many were).
 func checkShared(t *testing.T, web *testweb.Web, mem *testweb.Memory, procs []*crawlProc, maxDups int) int {
 	t.Helper()
+	return checkCrawled(t, web, mem, procs, maxDups, true)
+}
+
+// checkCrawled is checkShared; shared false drops the demand that every
+// process logged a URL (the test is about something else, and on four
+// hosts one process can keep every queue it is served).
+func checkCrawled(t *testing.T, web *testweb.Web, mem *testweb.Memory, procs []*crawlProc, maxDups int, shared bool) int {
+	t.Helper()
 	counts := fetchCounts(mem)
 	union := map[string]bool{}
 	var split []int
 	for _, p := range procs {
 		ok, lines := logged(t, p.data)
 		split = append(split, lines)
-		if lines == 0 {
+		if lines == 0 && shared {
 			t.Errorf("%s: crawl.log is empty: the work was not shared\nstderr:\n%s", p.data, tail(p.errb.String(), 60))
 		}
 		resp := warcResponses(t, p.data)
@@ -352,7 +360,9 @@ func TestCrawlFrontierServiceKilled(t *testing.T) {
 	if before >= total {
 		t.Fatalf("the crawl was over (%d of %d pages) before the service was killed", before, total)
 	}
-	checkShared(t, web, mem, []*crawlProc{a, b}, len(web.Sites()))
+	// Sharing is TestCrawlFrontierShared's to check: here one crawler
+	// took every queue after the restart in one CI run of many.
+	checkCrawled(t, web, mem, []*crawlProc{a, b}, len(web.Sites()), false)
 	said := regexp.MustCompile(`frontier service unreachable; retrying with backoff`)
 	back := regexp.MustCompile(`frontier service reachable again`)
 	for _, p := range []*crawlProc{a, b} {
