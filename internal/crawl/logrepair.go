@@ -36,6 +36,7 @@ func (c *Crawler) repairLog(ctx context.Context, path string) error {
 		if err != nil {
 			return fmt.Errorf("crawl: %w", err)
 		}
+		c.robotsArc.seed(r.Prerequisites())
 		_, err = r.Commit()
 		if err != nil {
 			return fmt.Errorf("crawl: %w", err)
@@ -50,6 +51,7 @@ func (c *Crawler) repairLog(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
+	c.robotsArc.seed(r.Prerequisites())
 	err = c.ownFr.ListURLs(ctx, frontier.ListParams{CrawlID: c.cfg.CrawlID}, func(e frontier.URLEntry) error {
 		if !e.Completed || r.Has(e.URL) {
 			return nil

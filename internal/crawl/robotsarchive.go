@@ -50,6 +50,34 @@ type robotsArchive struct {
 	mu      sync.Mutex
 	closed  bool
 	pending []robotsLine
+	// logged holds the crawllog.PrerequisiteKey of each robots.txt URL
+	// with a crawl.log line (this run's, and those the log kept from
+	// earlier runs): a later fetch of the same robots.txt (expired, or
+	// asked again after a 5xx) is archived without a second line, so that
+	// crawl.log keeps one line per URL. At most maxRobotsLogged.
+	logged map[uint64]struct{}
+}
+
+// maxRobotsLogged bounds robotsArchive.logged (16 bytes and a map slot per
+// host); past it a refetched robots.txt may get a second line.
+const maxRobotsLogged = 1 << 22
+
+// seed notes the robots.txt lines crawl.log already holds.
+func (a *robotsArchive) seed(keys []uint64) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.logged == nil {
+		a.logged = make(map[uint64]struct{}, len(keys))
+	}
+	for _, k := range keys {
+		if len(a.logged) >= maxRobotsLogged {
+			break
+		}
+		a.logged[k] = struct{}{}
+	}
 }
 
 // robotsLine is the crawl.log line of an archived robots.txt fetch and the
@@ -180,6 +208,17 @@ func (a *robotsArchive) archive(req *http.Request, resp *http.Response, raw []by
 		a.c.log.Error("robots.txt not archived: WARC write failed", "url", target, "err", err)
 		return
 	}
+	a.c.metrics.robotsArchived.Inc()
+	k := crawllog.PrerequisiteKey(target)
+	if _, done := a.logged[k]; done {
+		return // its line is in crawl.log: the first fetch's
+	}
+	if a.logged == nil {
+		a.logged = map[uint64]struct{}{}
+	}
+	if len(a.logged) < maxRobotsLogged {
+		a.logged[k] = struct{}{}
+	}
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil {
 		mt = ""
@@ -194,7 +233,6 @@ func (a *robotsArchive) archive(req *http.Request, resp *http.Response, raw []by
 		e.Annotations = append(e.Annotations, crawllog.AnnotationTimeTruncated)
 	}
 	a.pending = append(a.pending, robotsLine{e: e, wi: wi})
-	a.c.metrics.robotsArchived.Inc()
 }
 
 // take returns the lines of the records written so far, for the acker to

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -402,5 +403,65 @@ func TestRobotsArchiveGzip(t *testing.T) {
 	}
 	if len(gotAE) != 2 || gotAE[0] != "gzip" || gotAE[1] != "gzip" {
 		t.Errorf("Accept-Encoding of the robots.txt requests %q, want gzip both times (as net/http asks)", gotAE)
+	}
+}
+
+// TestRobotsRefetchOneLine: a robots.txt that answers 503, then 200 on the
+// gate's retry, is archived twice (both answers are in the WARC files) but
+// has one crawl.log line, the first fetch's, so that crawl.log keeps one
+// line per URL; the site is crawled once its robots.txt is had. A resumed
+// crawl that fetches it again adds no line either.
+func TestRobotsRefetchOneLine(t *testing.T) {
+	var robotsHits atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		if robotsHits.Add(1) == 1 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><body><a href="/a">a</a></body></html>`)
+	})
+	res := serveHandler(t, mux)
+	dir := t.TempDir()
+	cfg := Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute,
+		Politeness: politeness.Config{Robots: politeness.RobotsConfig{RetryBase: 100 * time.Millisecond, RetryMax: time.Second}}}
+	sum := runCrawl(t, cfg, res, "http://again.test/")
+	if !sum.Finished || sum.Pages < 2 {
+		t.Fatalf("crawl (robots.txt asked %d times): %+v", robotsHits.Load(), sum)
+	}
+	caps, _ := robotsCaptures(t, filepath.Join(dir, "warc"))
+	var statuses []int
+	for _, c := range caps["http://again.test/robots.txt"] {
+		statuses = append(statuses, c.status)
+	}
+	sort.Ints(statuses)
+	if !slices.Equal(statuses, []int{200, 503}) {
+		t.Errorf("robots.txt records with statuses %v, want 200 and 503", statuses)
+	}
+	lines := func() []string {
+		raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ln := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			if f := strings.Fields(ln); len(f) > 3 && f[3] == "http://again.test/robots.txt" {
+				out = append(out, f[1])
+			}
+		}
+		return out
+	}
+	if got := lines(); !slices.Equal(got, []string{"503"}) {
+		t.Errorf("crawl.log robots.txt lines with statuses %v, want one, the first fetch's (503)", got)
+	}
+	// A new run on the same data with a new seed of that host: robots.txt
+	// is had from the store or fetched again; either way no second line.
+	robotsHits.Store(0)
+	runCrawl(t, cfg, res, "http://again.test/b")
+	if got := lines(); len(got) != 1 {
+		t.Errorf("after a second run, crawl.log robots.txt lines %v, want one", got)
 	}
 }

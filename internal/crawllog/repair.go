@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -99,14 +98,15 @@ func (s RepairStats) String() string {
 // (done again on resume, which would log them twice) and, if it was not
 // flushed first, lack lines of acknowledged ones. A repaired log holds
 // exactly one line per acknowledged URL (the first it had) plus the lines of
-// trap cuts whose owner (Entry.Owner) was acknowledged and every robots.txt
-// fetch line (Entry.Prerequisite, once each), in their order, then the
-// lines added.
+// trap cuts whose owner (Entry.Owner) was acknowledged and the first
+// robots.txt fetch line of each robots.txt URL (Entry.Prerequisite), in
+// their order, then the lines added.
 type Repair struct {
 	path  string
 	tmp   *os.File
 	bw    *bufio.Writer
 	has   map[uint64]struct{} // keys of lines kept or added
+	pre   []uint64            // keys of the robots.txt fetch lines kept
 	stats RepairStats
 	now   func() time.Time
 }
@@ -183,6 +183,7 @@ func OpenRepair(path string, acked func(url string) bool) (*Repair, error) {
 		r.stats.Kept++
 		if pre {
 			r.stats.Prerequisites++
+			r.pre = append(r.pre, k)
 		}
 	}
 	return r, nil
@@ -191,22 +192,34 @@ func OpenRepair(path string, acked func(url string) bool) (*Repair, error) {
 // key identifies a line: its URL, and for a trap cut also its owner (one
 // URL may be cut once per page linking to it). A robots.txt fetch line is
 // keyed apart from any URL line of the same URL (a page may link to
-// /robots.txt), by its referrer and fetch start: the same robots.txt is
-// fetched again when its copy expires or its server failed.
+// /robots.txt): PrerequisiteKey.
 func key(e *Entry) uint64 {
+	if e.Prerequisite() {
+		return PrerequisiteKey(e.URL)
+	}
 	h := fnv.New64a()
 	io.WriteString(h, e.URL)
-	if e.Prerequisite() {
-		h.Write([]byte{0, 'P'})
-		io.WriteString(h, e.Via)
-		h.Write([]byte{0})
-		io.WriteString(h, strconv.FormatInt(e.FetchStart.UnixMilli(), 10))
-	} else if o := e.Owner(); o != e.URL {
+	if o := e.Owner(); o != e.URL {
 		h.Write([]byte{0})
 		io.WriteString(h, o)
 	}
 	return h.Sum64()
 }
+
+// PrerequisiteKey identifies the robots.txt fetch line of url: a log has
+// one per robots.txt URL, the first fetch's (the crawler archives later
+// fetches, after an expiry or a 5xx, without a line), so that every URL,
+// robots.txt included, has one line.
+func PrerequisiteKey(url string) uint64 {
+	h := fnv.New64a()
+	io.WriteString(h, url)
+	h.Write([]byte{0, 'P'})
+	return h.Sum64()
+}
+
+// Prerequisites returns the PrerequisiteKey of each robots.txt fetch line
+// the repaired log kept.
+func (r *Repair) Prerequisites() []uint64 { return r.pre }
 
 // Has reports whether the repaired log has a line for url (as a URL of
 // its own, not a trap cut).

@@ -165,7 +165,7 @@ func TestRepairKeepsRobotsLines(t *testing.T) {
 			FetchStart: at, FetchDuration: 3 * time.Millisecond, Annotations: []string{AnnotationRobotsPrerequisite}}
 	}
 	log := line(robots("http://a.test/", t0, 503)) + // via never acknowledged
-		line(robots("http://a.test/", t0.Add(time.Minute), 200)) + // fetched again: kept
+		line(robots("http://a.test/", t0.Add(time.Minute), 200)) + // fetched again: one line per URL, the first
 		line(Entry{Status: 200, URL: "http://a.test/"}) +
 		line(robots("http://a.test/", t0.Add(time.Minute), 200)) + // the same fetch twice: dropped
 		line(Entry{Status: 200, URL: "http://a.test/robots.txt", Path: "L", Via: "http://a.test/"}) // a page linking to it
@@ -185,7 +185,7 @@ func TestRepairKeepsRobotsLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := RepairStats{Kept: 4, Prerequisites: 2, Duplicates: 1, Added: 1}
+	want := RepairStats{Kept: 3, Prerequisites: 1, Duplicates: 2, Added: 1}
 	if st != want {
 		t.Errorf("stats %v\nwant %v", st, want)
 	}
@@ -196,13 +196,15 @@ func TestRepairKeepsRobotsLines(t *testing.T) {
 	}
 	wantLines := []string{
 		"503 http://a.test/robots.txt P true",
-		"200 http://a.test/robots.txt P true",
 		"200 http://a.test/  false",
 		"200 http://a.test/robots.txt L false",
 		"0 http://a.test/x  false",
 	}
 	if strings.Join(got, "\n") != strings.Join(wantLines, "\n") {
 		t.Errorf("repaired log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantLines, "\n"))
+	}
+	if pre := r.Prerequisites(); len(pre) != 1 || pre[0] != PrerequisiteKey("http://a.test/robots.txt") {
+		t.Errorf("Prerequisites() = %v, want the key of http://a.test/robots.txt", pre)
 	}
 	// Without the annotation the same line is a URL's: dropped when the
 	// URL was not acknowledged.

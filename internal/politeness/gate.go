@@ -290,7 +290,11 @@ func (g *Gate) decide(ctx context.Context, t target, dry bool, opts []AskOption)
 		return nil, d, err
 	}
 	if view != nil {
-		if view.blocked {
+		// A blocked view whose refresh is waiting for the key's slot
+		// (blocked != nil: a delay or a backoff, often the one the failed
+		// robots.txt fetch itself set) is a "not yet", not a new failure:
+		// robots.txt has not been asked again.
+		if view.blocked && blocked == nil {
 			d.Reason = ReasonRobotsUnavailable
 			d.RetryAfter = Never
 			if view.retryAt.After(now) {
@@ -301,7 +305,7 @@ func (g *Gate) decide(ctx context.Context, t target, dry bool, opts []AskOption)
 			d.Detail = view.why
 			return nil, d, nil
 		}
-		if !view.group.Allowed(t.path) {
+		if !view.blocked && !view.group.Allowed(t.path) {
 			d.Reason, d.RetryAfter = ReasonRobots, Never
 			d.Detail = fmt.Sprintf("robots.txt of %s disallows this URL for %s", t.origin, g.cfg.Agent)
 			return nil, d, nil

@@ -364,3 +364,49 @@ func TestRobotsSharedStore(t *testing.T) {
 		t.Fatalf("fetched %d times by two gates on one store, want 1", got)
 	}
 }
+
+// TestRobotsRetryWaitsForSlot: after robots.txt answered 503 (no good
+// copy), its copy expires (robots.retry-base) before the host's backoff
+// from that 503 (backoff-base) ends. Until the slot frees, an ask gets the
+// slot's "not yet", not robots-unavailable again (robots.txt has not been
+// asked again: a client counting unavailable answers would count one
+// failure many times); once it frees, robots.txt is fetched again.
+func TestRobotsRetryWaitsForSlot(t *testing.T) {
+	o := newOrigin(t, serve(503, ""))
+	c := newClock()
+	g := newGate(t, politeness.Config{DefaultDelay: -1, BackoffBase: 10 * time.Second,
+		Robots: politeness.RobotsConfig{RetryBase: time.Second}},
+		politeness.Backend{Robots: politeness.NewMemoryRobotsStore(), Now: c.Now})
+	ctx := context.Background()
+	peek := func() politeness.Decision {
+		t.Helper()
+		d, err := g.Peek(ctx, mustURL(t, o.url("/page")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := peek(); d.Reason != politeness.ReasonRobotsUnavailable {
+		t.Fatalf("first ask: %+v, want robots-unavailable", d)
+	}
+	hits := o.hits("/robots.txt")
+	c.Advance(2 * time.Second) // the copy expired, the backoff runs
+	d := peek()
+	if d.Reason == politeness.ReasonRobotsUnavailable || d.Allowed {
+		t.Fatalf("copy expired, host in backoff: %+v, want the slot's not-yet", d)
+	}
+	if d.RetryAfter <= 0 || d.RetryAfter > 10*time.Second {
+		t.Errorf("not-yet for %v, want the rest of the backoff", d.RetryAfter)
+	}
+	if o.hits("/robots.txt") != hits {
+		t.Fatalf("robots.txt asked again during the backoff")
+	}
+	o.set(serve(200, "User-agent: *\nAllow: /\n"))
+	c.Advance(d.RetryAfter)
+	if d := peek(); !d.Allowed {
+		t.Fatalf("after the backoff: %+v, want allowed", d)
+	}
+	if o.hits("/robots.txt") != hits+1 {
+		t.Fatalf("robots.txt asked %d times after the backoff, want once", o.hits("/robots.txt")-hits)
+	}
+}
