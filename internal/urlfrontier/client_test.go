@@ -16,6 +16,18 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 )
 
+// serveLoopback serves a fresh service on a loopback port of its own
+// until the test ends.
+func serveLoopback(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, ln)
+	return ln
+}
+
 // serveOn serves a fresh frontier on ln (real clock), with extra gRPC
 // server options.
 func serveOn(t *testing.T, ln net.Listener, extra ...grpc.ServerOption) {
@@ -42,11 +54,7 @@ func serveOn(t *testing.T, ln net.Listener, extra ...grpc.ServerOption) {
 }
 
 func TestClientCalls(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveOn(t, ln)
+	ln := serveLoopback(t)
 	c, err := Dial(ln.Addr().String(), ClientOptions{Lease: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -240,11 +248,7 @@ var (
 )
 
 func TestClientRetire(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveOn(t, ln)
+	ln := serveLoopback(t)
 	c, err := Dial(ln.Addr().String(), ClientOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,11 +35,7 @@ func TestGrpcJSClient(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js", "package.json")); err != nil {
 		t.Fatalf("npm package @grpc/grpc-js missing in tools/grpcjs (%v): run scripts/install-test-deps", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveOn(t, ln)
+	ln := serveLoopback(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), ln.Addr().String(),

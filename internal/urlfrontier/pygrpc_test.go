@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,11 +47,7 @@ func TestPyGRPCClient(t *testing.T) {
 			t.Fatalf("protoc %v: %v\n%s", args, err, out)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveOn(t, ln)
+	ln := serveLoopback(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, debianPython, "-I", filepath.Join(dir, "client.py"), ln.Addr().String(), gen)
