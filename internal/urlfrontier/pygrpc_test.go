@@ -242,7 +242,7 @@ func checkPyResult(t *testing.T, r *pyResult, now int64) {
 	}
 	x := [][3]string{{"http://py3.test/x", "py3.test", "DEFAULT"}}
 	if r.SetDelayPy3 != "OK" || !slices.Equal(r.LeaseShort.URLs, x) || len(r.LeaseHeld.URLs) != 0 || !slices.Equal(r.LeaseExpired.URLs, x) {
-		t.Errorf("1 s lease: served %v, then %v, after 1.6 s %v; want x, nothing, x", r.LeaseShort.URLs, r.LeaseHeld.URLs, r.LeaseExpired.URLs)
+		t.Errorf("2 s lease: served %v, then %v, after 2.6 s %v; want x, nothing, x", r.LeaseShort.URLs, r.LeaseHeld.URLs, r.LeaseExpired.URLs)
 	}
 	keys := map[string]int{}
 	for _, u := range r.GetAny.URLs {

@@ -255,12 +255,13 @@ nocrawl = pb.GetParams(key="py.test")
 r["getKeyNoCrawl"] = urls(stream("GetURLs", nocrawl))
 r["getKeyNoCrawlOneof"] = nocrawl.WhichOneof("item")
 
-# A lease of 1 s (delay_requestable) expires: the URL is served again.
+# A lease of 2 s (delay_requestable) expires: the URL is served again
+# (2 s, not 1: a loaded machine must not let it lapse between two calls).
 r["setDelayPy3"] = code(unary("SetDelay", pb.QueueDelayParams(key="py3.test", delay_requestable=0)))
-short = pb.GetParams(key="py3.test", crawlID="", delay_requestable=1)
+short = pb.GetParams(key="py3.test", crawlID="", delay_requestable=2)
 r["leaseShort"] = urls(stream("GetURLs", short))
 r["leaseHeld"] = urls(stream("GetURLs", short))
-time.sleep(1.6)
+time.sleep(2.6)
 r["leaseExpired"] = urls(stream("GetURLs", pb.GetParams(key="py3.test", crawlID="", delay_requestable=60)))
 
 # max_queues: queues with due URLs left are py2, py4, py6, py7 and pyCrawl's
