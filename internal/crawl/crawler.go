@@ -431,7 +431,9 @@ func (c *Crawler) open(ctx context.Context) error {
 	limits := c.tr.Limits()
 
 	policy, _ := addrpolicy.Parse(cfg.AddressPolicy) // Validate checked it
-	dial := c.robotsDial(policy)
+	// The robots.txt client dials as the fetcher does (c.fetcher is made
+	// below, before any fetch).
+	dial := c.robotsDial
 	archiveRobots := boolOr(cfg.WARCRobots, true)
 	var robotsRT http.RoundTripper = &http.Transport{
 		DialContext: dial, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true,
@@ -439,7 +441,7 @@ func (c *Crawler) open(ctx context.Context) error {
 		DisableCompression: archiveRobots,
 	}
 	if archiveRobots {
-		c.robotsArc = &robotsArchive{c: c, rt: robotsRT}
+		c.robotsArc = &robotsArchive{c: c, rt: robotsRT, logged: map[uint64]struct{}{}}
 		robotsRT = c.robotsArc
 	}
 	robotsClient := &http.Client{Transport: &userAgentTransport{ua: cfg.UserAgent, rt: robotsRT}}

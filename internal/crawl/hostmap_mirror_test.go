@@ -107,7 +107,7 @@ func TestOutlinksOnMirror(t *testing.T) {
 		}
 	}
 	home, _, _ := c.hmap.Resolve(o, hostmap.ProbeNone)
-	items := c.outlinks(l, src, links)
+	items := c.outlinks(l, src, links, false)
 	got := map[string]string{} // path → URL queued
 	for _, it := range items {
 		u := normURL(t, it.Info.URL)

@@ -172,7 +172,7 @@ func TestOutlinksRewritten(t *testing.T) {
 		u := normURL(t, s)
 		links = append(links, extract.Link{URL: u, Abs: u.String(), Hop: extract.HopLink})
 	}
-	items := c.outlinks(l, src, links)
+	items := c.outlinks(l, src, links, false)
 	got := map[string]string{}
 	for _, it := range items {
 		got[it.Info.URL] = md1(it.Info.Metadata, mdMoved)

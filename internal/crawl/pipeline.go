@@ -402,25 +402,18 @@ func (c *Crawler) waiting(now time.Time) (int, time.Time) {
 	return n, next
 }
 
-// robotsDial is the dial function of the robots.txt client: --resolve
-// rules first (their targets are the user's choice), then the address
-// policy on each address dialled. A refusal is noted on the host, so that
-// robotsUnavailable retires it at once instead of asking again.
-func (c *Crawler) robotsDial(policy addrpolicy.Policy) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	plain := &net.Dialer{Timeout: 10 * time.Second}
-	guarded := &net.Dialer{Timeout: 10 * time.Second, Control: policy.Control()}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if to, ok := c.opts.Resolver.Lookup(addr); ok {
-			return plain.DialContext(ctx, network, to)
-		}
-		conn, err := guarded.DialContext(ctx, network, addr)
-		if errors.Is(err, addrpolicy.ErrRefused) {
-			host, _, _ := net.SplitHostPort(addr)
-			hs := c.host(host)
-			c.hostsMu.Lock()
-			hs.refused = err.Error()
-			c.hostsMu.Unlock()
-		}
-		return conn, err
+// robotsDial is the dial function of the robots.txt client: the fetcher's
+// (--resolve rules, DNS cache, address policy). A refusal is noted on the
+// host, so that robotsUnavailable retires it at once instead of asking
+// again.
+func (c *Crawler) robotsDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := c.fetcher.Dial(ctx, network, addr)
+	if errors.Is(err, addrpolicy.ErrRefused) {
+		host, _, _ := net.SplitHostPort(addr)
+		hs := c.host(host)
+		c.hostsMu.Lock()
+		hs.refused = err.Error()
+		c.hostsMu.Unlock()
 	}
+	return conn, err
 }

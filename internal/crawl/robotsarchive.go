@@ -69,9 +69,6 @@ func (a *robotsArchive) seed(keys []uint64) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.logged == nil {
-		a.logged = make(map[uint64]struct{}, len(keys))
-	}
 	for _, k := range keys {
 		if len(a.logged) >= maxRobotsLogged {
 			break
@@ -172,7 +169,7 @@ func (a *robotsArchive) archive(req *http.Request, resp *http.Response, raw []by
 		host = req.URL.Host
 	}
 	h.Set("Host", host)
-	res := &fetch.Result{URL: req.URL, Status: resp.StatusCode, Reason: statusReason(resp), Proto: resp.Proto, Header: resp.Header,
+	res := &fetch.Result{URL: req.URL, Status: resp.StatusCode, Reason: fetch.StatusReason(resp), Proto: resp.Proto, Header: resp.Header,
 		Request: fetch.SentRequest{Method: req.Method, URL: req.URL, Header: h}}
 	target := req.URL.String()
 	path := need.path + "P"
@@ -212,9 +209,6 @@ func (a *robotsArchive) archive(req *http.Request, resp *http.Response, raw []by
 	k := crawllog.PrerequisiteKey(target)
 	if _, done := a.logged[k]; done {
 		return // its line is in crawl.log: the first fetch's
-	}
-	if a.logged == nil {
-		a.logged = map[uint64]struct{}{}
 	}
 	if len(a.logged) < maxRobotsLogged {
 		a.logged[k] = struct{}{}
@@ -287,27 +281,18 @@ func (c *Crawler) logRobotsLines(lines []robotsLine, failed []bool) bool {
 // logs the robots.txt lines still waiting for their flush.
 func (c *Crawler) closeWARCs() error {
 	lines := c.robotsArc.shut()
-	var errs []error
+	var first error
 	failed := make([]bool, len(c.warcs))
 	for i, w := range c.warcs {
 		if err := w.Close(); err != nil {
-			errs = append(errs, err)
+			if first == nil {
+				first = err
+			}
 			failed[i] = true
 		}
 	}
 	c.logRobotsLines(lines, failed)
-	if len(errs) == 0 {
-		return nil
-	}
-	return errs[0]
-}
-
-// statusReason is the reason phrase of resp's status line ("OK").
-func statusReason(resp *http.Response) string {
-	if s, ok := strings.CutPrefix(resp.Status, strconv.Itoa(resp.StatusCode)); ok {
-		return strings.TrimSpace(s)
-	}
-	return http.StatusText(resp.StatusCode)
+	return first
 }
 
 // errReader returns err once its bytes are read: a body whose read failed.

@@ -187,7 +187,7 @@ func TestOutlinksPolicies(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.policy, func(t *testing.T) {
 			c := testCrawler(t, Scope{Mode: ScopeSeeds, ExternalLinks: tc.policy}, traps.Limits{})
-			items := c.outlinks(lease, src, in)
+			items := c.outlinks(lease, src, in, false)
 			if got := itemURLs(items); !slices.Equal(got, tc.want) {
 				t.Errorf("outlinks = %v, want %v", got, tc.want)
 			}
@@ -207,7 +207,7 @@ func TestOutlinksOffScopeHopsAndStoppedSite(t *testing.T) {
 	c := testCrawler(t, Scope{Mode: ScopeSeeds, MaxOffScopeHops: 1, ExternalLinks: PolicyDeepLink}, traps.Limits{MaxDepth: 2})
 	src := mustURL(t, "http://a.test/")
 	lease := frontier.Lease{URLInfo: frontier.URLInfo{URL: "http://a.test/", Key: "a.test", Depth: 1, Metadata: map[string][]string{mdPath: {"L"}}}}
-	items := c.outlinks(lease, src, links(t, "http://c.test/x", "http://a.test/y"))
+	items := c.outlinks(lease, src, links(t, "http://c.test/x", "http://a.test/y"), false)
 	if got := itemURLs(items); !slices.Equal(got, []string{"http://c.test/x", "http://a.test/y"}) {
 		t.Fatalf("got %v", got)
 	}
@@ -217,11 +217,11 @@ func TestOutlinksOffScopeHopsAndStoppedSite(t *testing.T) {
 	// From the off-scope page, a further off-scope link is too far, and
 	// depth 3 is over the limit of 2.
 	off := frontier.Lease{URLInfo: frontier.URLInfo{URL: "http://c.test/x", Key: "c.test", Depth: 1, Metadata: map[string][]string{mdOff: {"1"}}}}
-	if got := itemURLs(c.outlinks(off, mustURL(t, "http://c.test/x"), links(t, "http://d.test/"))); got != nil {
+	if got := itemURLs(c.outlinks(off, mustURL(t, "http://c.test/x"), links(t, "http://d.test/"), false)); got != nil {
 		t.Errorf("second off-scope hop followed: %v", got)
 	}
 	deep := frontier.Lease{URLInfo: frontier.URLInfo{URL: "http://a.test/y", Key: "a.test", Depth: 2, Metadata: map[string][]string{}}}
-	if got := itemURLs(c.outlinks(deep, mustURL(t, "http://a.test/y"), links(t, "http://a.test/z"))); got != nil {
+	if got := itemURLs(c.outlinks(deep, mustURL(t, "http://a.test/y"), links(t, "http://a.test/z"), false)); got != nil {
 		t.Errorf("link beyond max depth followed: %v", got)
 	}
 	// A stopped site's own links are not followed; others are.
@@ -235,7 +235,7 @@ func TestOutlinksOffScopeHopsAndStoppedSite(t *testing.T) {
 			t.Fatal("a.test not stopped after 100 chained duplicates")
 		}
 	}
-	got := itemURLs(c.outlinks(lease, src, links(t, "http://a.test/q", "http://b.test/")))
+	got := itemURLs(c.outlinks(lease, src, links(t, "http://a.test/q", "http://b.test/"), false))
 	if !slices.Equal(got, []string{"http://b.test/"}) {
 		t.Errorf("stopped site: got %v", got)
 	}

@@ -269,7 +269,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			}
 		}
 	}
-	items := c.outlinksFrom(l, u, links, page != nil && dirListing(page.Title))
+	items := c.outlinks(l, u, links, page != nil && dirListing(page.Title))
 	items = append(items, smRedirect...)
 	if sm != nil {
 		smItems, other := c.sitemapItems(l, u, hs, sm)
@@ -383,12 +383,6 @@ func lastHop(p string) string {
 	return p[len(p)-1:]
 }
 
-// outlinks turns a page's links into frontier items: crawl normalization,
-// scope (with off-scope hops and the external-link policy), trap limits.
-func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link) []frontier.Item {
-	return c.outlinksFrom(l, src, links, false)
-}
-
 // dirListing reports whether a page's title is that of a web server's
 // directory listing: Apache's, nginx's and lighttpd's "Index of /path/",
 // Python's "Directory listing for /path/".
@@ -406,13 +400,14 @@ func below(u, dir *url.URL) bool {
 		u.Scheme == dir.Scheme && u.Host == dir.Host
 }
 
-// outlinksFrom is outlinks; listing says src is a directory listing, whose
-// entries below it keep its depth: a listing is the server's table of
-// contents, not a page a person wrote, and counting each directory level
-// as a link hop cut file trees that wget --mirror fetches whole (the
-// path length and repeated-segment limits still bound a listing that
-// nests without end).
-func (c *Crawler) outlinksFrom(l frontier.Lease, src *url.URL, links []extract.Link, listing bool) []frontier.Item {
+// outlinks turns a page's links into frontier items: crawl normalization,
+// scope (with off-scope hops and the external-link policy), trap limits.
+// listing says src is a directory listing, whose entries below it keep
+// its depth: a listing is the server's table of contents, not a page a
+// person wrote, and counting each directory level as a link hop cut file
+// trees that wget --mirror fetches whole (the path length and
+// repeated-segment limits still bound a listing that nests without end).
+func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link, listing bool) []frontier.Item {
 	if len(links) == 0 {
 		return nil
 	}

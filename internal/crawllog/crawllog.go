@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,12 +102,7 @@ const (
 // Prerequisite reports whether e is the line of a robots.txt fetch
 // (AnnotationRobotsPrerequisite) rather than of a URL the crawl completed.
 func (e *Entry) Prerequisite() bool {
-	for _, a := range e.Annotations {
-		if a == AnnotationRobotsPrerequisite {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(e.Annotations, AnnotationRobotsPrerequisite)
 }
 
 // Tries returns the Heritrix annotation for a URL fetched on its n-th try

@@ -182,7 +182,6 @@ func OpenRepair(path string, acked func(url string) bool) (*Repair, error) {
 		r.bw.WriteByte('\n')
 		r.stats.Kept++
 		if pre {
-			r.stats.Prerequisites++
 			r.pre = append(r.pre, k)
 		}
 	}
@@ -257,6 +256,7 @@ func (r *Repair) Commit() (RepairStats, error) {
 		r.Abort()
 		return r.stats, fmt.Errorf("crawllog: repair: %w", err)
 	}
+	r.stats.Prerequisites = len(r.pre)
 	if err := r.bw.Flush(); err != nil {
 		return fail(err)
 	}

@@ -223,6 +223,7 @@ type Client struct {
 	// other request (https, HTTP/2) goes to transport. Nil sends all to
 	// transport (tests compare the two paths).
 	plain   *h1.Client
+	dial    *dialer
 	dns     *dnsCache
 	cookies *cookieStore // nil when cookies are disabled
 	headExt map[string]bool
@@ -257,6 +258,7 @@ func New(cfg Config) (*Client, error) {
 		cache:    c.dns,
 		policy:   cfg.AddrPolicy,
 	}
+	c.dial = d
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if cfg.TLSConfig != nil {
 		tlsConf = cfg.TLSConfig.Clone()
@@ -294,6 +296,14 @@ func New(cfg Config) (*Client, error) {
 		MaxHeaderBytes: cfg.MaxHeaderBytes,
 	})
 	return c, nil
+}
+
+// Dial connects to addr ("host:port") as the client's own requests do:
+// Config.Resolver's rules, the DNS cache, Config.AddrPolicy (a refusal
+// wraps addrpolicy.ErrRefused). For another HTTP client of the same
+// crawl, such as its robots.txt client.
+func (c *Client) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return c.dial.DialContext(ctx, network, addr)
 }
 
 // Close closes idle connections. In-flight fetches finish normally.
@@ -468,7 +478,7 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	r := &Result{
 		URL:     hreq.URL,
 		Status:  resp.StatusCode,
-		Reason:  reason(resp),
+		Reason:  StatusReason(resp),
 		Proto:   resp.Proto,
 		Header:  resp.Header,
 		Start:   start,
@@ -516,7 +526,9 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	return r, nil
 }
 
-func reason(resp *http.Response) string {
+// StatusReason is the reason phrase of resp's status line ("OK" of "200
+// OK"), or the standard text of its code when the line has none.
+func StatusReason(resp *http.Response) string {
 	// Status is "200 OK": the code (three digits for 100-999) and the
 	// reason phrase. No fmt here: this runs for every fetch.
 	code := strconv.Itoa(resp.StatusCode)

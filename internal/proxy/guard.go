@@ -25,16 +25,13 @@ var ErrPrivateDestination = errors.New("proxy: destination address is not public
 // resolution, on the address actually dialled, so a host name that
 // resolves to an internal address (DNS rebinding included) is refused too.
 func guardControl(allowPrivate func() bool) func(network, address string, c syscall.RawConn) error {
-	return func(network, address string, _ syscall.RawConn) error {
+	check := addrpolicy.PublicOnly.Control()
+	return func(network, address string, c syscall.RawConn) error {
 		if allowPrivate() {
 			return nil
 		}
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return fmt.Errorf("%w: %s", ErrPrivateDestination, address)
-		}
-		if addrpolicy.Internal(ap.Addr()) {
-			return fmt.Errorf("%w: %s", ErrPrivateDestination, ap.Addr())
+		if err := check(network, address, c); err != nil {
+			return fmt.Errorf("%w: %w", ErrPrivateDestination, err)
 		}
 		return nil
 	}

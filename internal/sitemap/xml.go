@@ -188,20 +188,12 @@ func attr(attrs []xml.Attr, name string) (string, bool) {
 // itself: no rel, or rel="alternate". A link without href is RSS's, whose
 // URL is its text.
 func feedLinkHref(attrs []xml.Attr) (string, bool) {
-	var href, rel string
-	var has bool
-	for _, a := range attrs {
-		switch strings.ToLower(a.Name.Local) {
-		case "href":
-			href, has = a.Value, true
-		case "rel":
-			rel = strings.ToLower(strings.TrimSpace(a.Value))
-		}
-	}
+	href, has := attr(attrs, "href")
 	if !has {
 		return "", false
 	}
-	if rel != "" && rel != "alternate" {
+	rel, _ := attr(attrs, "rel")
+	if rel = strings.ToLower(strings.TrimSpace(rel)); rel != "" && rel != "alternate" {
 		return "", true // another kind of link: neither href nor text
 	}
 	return href, true
