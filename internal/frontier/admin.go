@@ -391,6 +391,9 @@ func (f *Frontier) Known(crawlID, rawURL string) (bool, error) {
 	if f.seen.contains(fingerprint(cid, h)) { // Put's own seen-test
 		return true, nil
 	}
+	if f.absent(cid, h) {
+		return false, nil
+	}
 	_, closer, err := f.db.Get(urlKey(cid, h))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil

@@ -380,6 +380,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 					continue
 				}
 			}
+			if f.absent(cid, n.hash) {
+				continue
+			}
 			f.recordReads.Add(1)
 			v, closer, err := f.db.Get(urlKey(cid, n.hash))
 			if errors.Is(err, pebble.ErrNotFound) {
@@ -598,6 +601,9 @@ func (f *Frontier) commitGroup(group []*op) (*pebble.Batch, error) {
 	// batch is applied, as it was under the lock.
 	for _, k := range sc.inserted {
 		f.seen.add(fingerprint(k.cid, k.h))
+		if f.filter != nil {
+			f.filter.add(k.cid, k.h)
+		}
 	}
 
 	if f.testHookBeforeApply != nil {

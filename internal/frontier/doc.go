@@ -34,7 +34,9 @@
 //	F/d/<crawl id><queue id><128-bit URL hash>      → completed URL (the same value, for ListURLs)
 //
 // The seen-test is a point lookup of F/u/…, answered first by a bounded
-// in-memory cache of fingerprints, then through one Pebble iterator per Put
+// in-memory cache of fingerprints, then by a Bloom filter of the stored URL
+// records for URLs certainly new (seenfilter.go), then through one Pebble
+// iterator per Put
 // that consults the Bloom filters of every level, the last one included
 // (pebble.IterOptions.UseL6Filters; DB.Get skips them), so a new URL costs
 // filter probes rather than a data block read. The 16-byte hashes keep the

@@ -48,6 +48,11 @@ type Options struct {
 	// fingerprints (8 bytes each) that answers most seen-tests without a
 	// disk lookup; 0 means 4 Mi entries (32 MiB).
 	SeenCacheEntries int
+	// SeenFilterBytes bounds the Bloom filter of the stored URLs that
+	// answers the seen-test of new URLs without a store lookup (about 1.25
+	// bytes per URL; past the bound it answers fewer). 0 means 64 MiB;
+	// negative disables it.
+	SeenFilterBytes int64
 	// MaxURLsPerGet bounds the URLs one Get returns whatever its parameters
 	// ask; 0 means 10,000.
 	MaxURLsPerGet int
@@ -83,6 +88,9 @@ func (o *Options) fill() {
 	}
 	if o.SeenCacheEntries <= 0 {
 		o.SeenCacheEntries = 4 << 20
+	}
+	if o.SeenFilterBytes == 0 {
+		o.SeenFilterBytes = 64 << 20
 	}
 	if o.MaxURLsPerGet <= 0 {
 		o.MaxURLsPerGet = 10000
@@ -205,6 +213,10 @@ type Frontier struct {
 
 	// seen caches fingerprints of known URLs (lock-free).
 	seen *seenCache
+	// filter tells URLs the store does not hold (nil when disabled);
+	// filterDone is closed when its open scan has ended.
+	filter     *seenFilter
+	filterDone chan struct{}
 	// gen counts committed groups; recent and recentRing (committer only)
 	// remember the inserts of the last recentGroups groups.
 	gen        atomic.Uint64
@@ -336,6 +348,7 @@ func Open(db *kv.DB, opts Options) (*Frontier, error) {
 		return nil, err
 	}
 	f.setCIDsLocked()
+	f.startFilter()
 	go f.commitLoop()
 	if f.aheadOn() {
 		f.refillWake = make(chan struct{}, 1)
@@ -426,6 +439,9 @@ func (f *Frontier) Close() error {
 	f.mu.Unlock()
 	close(f.stop)
 	<-f.doneCh
+	if f.filterDone != nil {
+		<-f.filterDone
+	}
 	if f.refillDone != nil {
 		<-f.refillDone
 	}

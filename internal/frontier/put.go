@@ -64,7 +64,9 @@ func (f *Frontier) Put(ctx context.Context, items []Item) ([]Status, error) {
 					statuses[i] = Skipped
 					continue
 				}
-				check = append(check, storeCheck{cid: cid, hi: binary.BigEndian.Uint64(n.hash[:8]), i: i})
+				if !f.absent(cid, n.hash) {
+					check = append(check, storeCheck{cid: cid, hi: binary.BigEndian.Uint64(n.hash[:8]), i: i})
+				}
 			}
 		}
 		pending++
