@@ -250,10 +250,13 @@ type hostState struct {
 	sitemaps       int
 	failures       int
 	robotsFailures int
-	retired        string
-	refused        string        // why the address policy refused the host's robots.txt fetch
-	group          *robots.Group // nil until robots.txt was read
-	req            fetch.Request // REGP Language/Encoding/Cookie for the host
+	// answered holds the origins (politeness.Origin) of the host that gave
+	// an HTTP answer this run, up to maxAnsweredOrigins.
+	answered map[string]bool
+	retired  string
+	refused  string        // why the address policy refused the host's robots.txt fetch
+	group    *robots.Group // nil until robots.txt was read
+	req      fetch.Request // REGP Language/Encoding/Cookie for the host
 }
 
 // New checks cfg and returns a Crawler.

@@ -245,10 +245,32 @@ func (c *Crawler) block(ctx context.Context, key string, t time.Time) {
 // in disallow mode: no request goes to it until robots.txt is fetched
 // again; after MaxHostFailures tries, or at once for 401/403, the host is
 // retired.
+//
+// robots.txt belongs to an origin, the queue to a host name: when another
+// origin of the host has answered (a port leaked in a redirect, https on
+// an http-only server), only this origin is down: the URL alone waits
+// and is given up after its retries (at once for 401/403), and the
+// host's queue is neither held nor retired.
 func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lease, d politeness.Decision) next {
 	u, _ := url.Parse(l.URL)
 	hs := c.host(u.Hostname())
+	origin := politeness.Origin(u)
 	c.hostsMu.Lock()
+	other := false
+	for o := range hs.answered {
+		if o != origin {
+			other = true
+			break
+		}
+	}
+	if other && hs.refused == "" {
+		c.hostsMu.Unlock()
+		e := &crawllog.Entry{Status: crawllog.StatusPrereqRobotsFailed, Size: -1, Thread: wid, FetchStart: c.now()}
+		if d.RetryAfter < 0 || d.RetryAfter > c.cfg.MaxHostWait { // 401/403: asking again changes nothing
+			return c.complete(l, nil, e, -1)
+		}
+		return c.retry(l, e, fmt.Errorf("robots.txt of %s unavailable: %s", origin, d.Detail), -1, max(d.RetryAfter, time.Second))
+	}
 	hs.robotsFailures++
 	n := hs.robotsFailures
 	refused := hs.refused
@@ -361,6 +383,10 @@ func cloneMD(m map[string][]string) map[string][]string {
 	}
 	return out
 }
+
+// maxAnsweredOrigins bounds the origins remembered per host
+// (hostState.answered).
+const maxAnsweredOrigins = 16
 
 // maxHolds bounds the hold times kept for the progress line.
 const maxHolds = 100_000

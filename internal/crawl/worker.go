@@ -139,6 +139,12 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	// DNS, connect, TLS, timeouts, robots.txt unavailable).
 	c.hostsMu.Lock()
 	hs.failures = 0
+	if o := politeness.Origin(u); !hs.answered[o] && len(hs.answered) < maxAnsweredOrigins {
+		if hs.answered == nil {
+			hs.answered = map[string]bool{}
+		}
+		hs.answered[o] = true
+	}
 	if !hs.fetched {
 		// Hosts that answered this run: the summary's "pages from N hosts".
 		hs.fetched = true

@@ -1,0 +1,93 @@
+package crawl
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
+)
+
+// TestUnreachableOriginKeepsHost crawls a site that answers on one origin
+// and links to an origin of the same host that does not answer (a port the
+// server leaks in its redirects, or https on an http-only server): that
+// origin's robots.txt is unavailable. Only its URLs may be held back and
+// given up; the host's other pages must still be crawled at once, and the
+// host not retired.
+func TestUnreachableOriginKeepsHost(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String() // nothing listens there once closed
+	_, deadPort, _ := net.SplitHostPort(dead)
+	ln.Close()
+
+	const n = 10
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		var links strings.Builder
+		switch {
+		case r.URL.Path == "/":
+			// The other origin first, so that it is met before the pages.
+			fmt.Fprintf(&links, `<a href="http://docs.test:%s/moved/">moved</a>`, deadPort)
+			for i := range n {
+				fmt.Fprintf(&links, `<a href="/p%d.html">p%d</a>`, i, i)
+			}
+		case strings.HasPrefix(r.URL.Path, "/p"):
+			fmt.Fprintf(&links, `<a href="/q%s">next</a>`, strings.TrimPrefix(r.URL.Path, "/p"))
+		case strings.HasPrefix(r.URL.Path, "/q"):
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "<!DOCTYPE html><html><head><title>%s</title></head><body><p>Page %s.</p>%s</body></html>",
+			r.URL.Path, r.URL.Path, links.String())
+	}))
+	defer srv.Close()
+	res, err := resolve.New([]string{"docs.test:" + deadPort + "=" + dead, "docs.test=" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// Without the fix the host's queue is held for the other origin's
+	// robots.txt retry (a minute and more), then the host is retired.
+	cfg := Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: 20 * time.Second,
+		RetryDelay: 50 * time.Millisecond, MaxRetryDelay: 200 * time.Millisecond}
+	sum := runCrawl(t, cfg, res, "http://docs.test/")
+	if !sum.Finished || len(sum.Retired) != 0 {
+		t.Errorf("finished %v, retired %v; want finished, none retired", sum.Finished, sum.Retired)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		e, err := crawllog.Parse(line)
+		if err != nil {
+			t.Fatalf("bad line %q: %v", line, err)
+		}
+		got[e.URL] = e.Status
+	}
+	for i := range n {
+		for _, p := range []string{"p", "q"} {
+			if u := fmt.Sprintf("http://docs.test/%s%d.html", p, i); got[u] != 200 {
+				t.Errorf("%s: status %d, want 200", u, got[u])
+			}
+		}
+	}
+	if u := "http://docs.test:" + deadPort + "/moved/"; got[u] != crawllog.StatusPrereqRobotsFailed {
+		t.Errorf("%s: status %d, want %d (robots.txt unavailable)", u, got[u], crawllog.StatusPrereqRobotsFailed)
+	}
+	if t.Failed() {
+		t.Logf("crawl.log:\n%s", raw)
+	}
+}
