@@ -91,3 +91,30 @@ func TestUnreachableOriginKeepsHost(t *testing.T) {
 		t.Logf("crawl.log:\n%s", raw)
 	}
 }
+
+func TestOriginAlone(t *testing.T) {
+	main := map[string]bool{"http://docs.test": true}
+	tests := []struct {
+		name     string
+		answered map[string]bool
+		origin   string
+		status   int
+		want     bool
+	}{
+		{"no answer from a port nobody else uses", main, "http://docs.test:8080", 0, true},
+		{"401 from another origin", main, "https://docs.test", 401, true},
+		{"403 from another origin", main, "https://docs.test", 403, true},
+		{"503 from another origin: the server in trouble", main, "https://docs.test", 503, false},
+		{"429 from another origin", main, "https://docs.test", 429, false},
+		{"the origin answered before", map[string]bool{"http://docs.test": true, "https://docs.test": true}, "https://docs.test", 0, false},
+		{"only this origin answered", main, "http://docs.test", 0, false},
+		{"nothing answered yet", nil, "http://docs.test", 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := originAlone(tc.answered, tc.origin, tc.status); got != tc.want {
+				t.Errorf("originAlone = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

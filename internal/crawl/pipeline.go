@@ -246,24 +246,19 @@ func (c *Crawler) block(ctx context.Context, key string, t time.Time) {
 // again; after MaxHostFailures tries, or at once for 401/403, the host is
 // retired.
 //
-// robots.txt belongs to an origin, the queue to a host name: when another
-// origin of the host has answered (a port leaked in a redirect, https on
-// an http-only server), only this origin is down: the URL alone waits
-// and is given up after its retries (at once for 401/403), and the
-// host's queue is neither held nor retired.
+// robots.txt belongs to an origin, the queue to a host name: an origin
+// that has not answered this run while another origin of the host has (a
+// port leaked in a redirect, https on an http-only server), and whose
+// robots.txt brought no HTTP answer or a 401/403, is not the host: its
+// URL alone waits and is given up after its retries (at once for
+// 401/403), and the host's queue is neither held nor retired. A 5xx or
+// 429 on robots.txt is the server in trouble, which holds the host.
 func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lease, d politeness.Decision) next {
 	u, _ := url.Parse(l.URL)
 	hs := c.host(u.Hostname())
 	origin := politeness.Origin(u)
 	c.hostsMu.Lock()
-	other := false
-	for o := range hs.answered {
-		if o != origin {
-			other = true
-			break
-		}
-	}
-	if other && hs.refused == "" {
+	if originAlone(hs.answered, origin, d.RobotsStatus) && hs.refused == "" {
 		c.hostsMu.Unlock()
 		e := &crawllog.Entry{Status: crawllog.StatusPrereqRobotsFailed, Size: -1, Thread: wid, FetchStart: c.now()}
 		if d.RetryAfter < 0 || d.RetryAfter > c.cfg.MaxHostWait { // 401/403: asking again changes nothing
@@ -382,6 +377,22 @@ func cloneMD(m map[string][]string) map[string][]string {
 		out[k] = v
 	}
 	return out
+}
+
+// originAlone reports whether a robots.txt failure of origin (status 0
+// for no HTTP answer) concerns that origin alone, not its host: the
+// origin has not answered this run, another origin of the host has, and
+// robots.txt brought no answer or a 401/403 (robotsUnavailable).
+func originAlone(answered map[string]bool, origin string, status int) bool {
+	if answered[origin] || status != 0 && status != http.StatusUnauthorized && status != http.StatusForbidden {
+		return false
+	}
+	for o := range answered {
+		if o != origin {
+			return true
+		}
+	}
+	return false
 }
 
 // maxAnsweredOrigins bounds the origins remembered per host

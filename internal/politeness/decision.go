@@ -67,6 +67,12 @@ type Decision struct {
 	// Detail is a human sentence for logs and the verbose service's
 	// `error` field (the verbose politeness service); "" when Allowed.
 	Detail string
+	// RobotsStatus, with ReasonRobotsUnavailable, is the HTTP status of
+	// the robots.txt answer that blocks the origin (5xx, 429, or 401/403
+	// in disallow mode); 0 when no answer came (DNS, connect, TLS,
+	// timeout), which tells an origin that is not there from one in
+	// trouble.
+	RobotsStatus int
 }
 
 // RetryAfterMillis is RetryAfter in whole milliseconds, rounded up, for

@@ -303,6 +303,7 @@ func (g *Gate) decide(ctx context.Context, t target, dry bool, opts []AskOption)
 				d.RetryAfter = 0
 			}
 			d.Detail = view.why
+			d.RobotsStatus = view.entry.Status
 			return nil, d, nil
 		}
 		if !view.blocked && !view.group.Allowed(t.path) {

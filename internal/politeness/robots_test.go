@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -151,6 +152,15 @@ func TestRobotsAccessResults(t *testing.T) {
 			if tc.blocked {
 				if d.Reason != politeness.ReasonRobotsUnavailable || d.RetryAfter != tc.retry {
 					t.Fatalf("/page: %v %v (%s), want robots-unavailable %v", d.Reason, d.RetryAfter, d.Detail, tc.retry)
+				}
+				// The answer's status, 0 without one: an origin that is not
+				// there is told from one in trouble.
+				want := 0
+				if n, err := strconv.Atoi(strings.Fields(tc.name)[0]); err == nil {
+					want = n
+				}
+				if d.RobotsStatus != want {
+					t.Errorf("RobotsStatus = %d, want %d", d.RobotsStatus, want)
 				}
 			} else {
 				// The robots.txt fetch took the slot: the first page comes
