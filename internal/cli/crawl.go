@@ -76,7 +76,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	warcDir := fs.String("warc-dir", "", "`DIR` for the WARC files (default DATA/warc)")
 	maxPages := fs.Int64("max-pages", 0, "stop after `N` URLs are completed (0: no limit)")
 	maxDuration := fs.Duration("max-duration", 0, "stop after this `DURATION` (0: no limit)")
-	scope := fs.String("scope", "seeds", "`SCOPE`: seeds (seed hosts only), all, or domain suffixes like .pt,example.org")
+	scope := fs.String("scope", "seeds", "`SCOPE`: seeds (the seeds' hosts, on their ports), all, or domain suffixes like .pt,example.org")
 	userAgent := fs.String("user-agent", "", "User-Agent `UA`; its first product token selects the robots.txt group (default courtesy/VERSION (+URL))")
 	delay := fs.Duration("delay", time.Second, "default per-host `DURATION` between requests (robots.txt may ask for more)")
 	consoleAddrFlag := fs.String("console", "", "serve the web console, /metrics and /health on `ADDR` while crawling (a bare port binds loopback)")

@@ -180,8 +180,9 @@ type Config struct {
 
 // Scope says which URLs are crawled.
 type Scope struct {
-	// Mode is "seeds" (default: the seed hosts only), "domains" (hosts
-	// ending in one of Domains, plus the seed hosts) or "all".
+	// Mode is "seeds" (default: the seed hosts, on the seeds' ports),
+	// "domains" (hosts ending in one of Domains, plus the seed hosts) or
+	// "all".
 	Mode string `yaml:"mode"`
 	// Domains are host suffixes in scope with Mode "domains", e.g.
 	// ".pt" or "example.org" (the host itself and its subdomains).

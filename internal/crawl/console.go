@@ -192,7 +192,7 @@ func (c *Crawler) seedItems(seeds []string) ([]frontier.Item, error) {
 			return nil, fmt.Errorf("crawl: seed %q: not an http or https URL", s)
 		}
 		u, _ = c.moveHost(u) // duplicate-hosts, and rules of earlier runs
-		h := u.Hostname()
+		h := c.scope.key(u)
 		c.scope.addSeedHost(h)
 		if err := c.seedsKV.SetNoSync([]byte(h), nil); err != nil {
 			return nil, fmt.Errorf("crawl: %w", err)

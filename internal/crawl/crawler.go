@@ -547,11 +547,37 @@ func (c *Crawler) open(ctx context.Context) error {
 	if err := c.openHostMap(); err != nil {
 		return err
 	}
-	return c.seedsKV.Scan(nil, func(k, _ []byte) error {
+	// A state whose seed hosts predate the origin keys (no seedKeysMark)
+	// keeps its scope by host name; a new one is marked.
+	legacy, marked := false, false
+	if err := c.seedsKV.Scan(nil, func(k, _ []byte) error {
+		if string(k) == seedKeysMark {
+			marked = true
+			return nil
+		}
+		legacy = true
 		c.scope.addSeedHost(string(k))
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	if legacy && !marked {
+		c.scope.byName = true
+		c.log.Info("seeds scope by host name, as in the state's earlier runs (a new crawl keys it on host and port)")
+		return nil
+	}
+	if !marked {
+		if err := c.seedsKV.SetNoSync([]byte(seedKeysMark), nil); err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+	}
+	return nil
 }
+
+// seedKeysMark, stored among the seed hosts, says that they are seedKeys
+// (host, or host:port for a port other than the scheme's default), not
+// host names alone as before 2026-11-29. It cannot be a host name.
+const seedKeysMark = "\x00origin-keys"
 
 // close releases everything open, in reverse order of dependence.
 func (c *Crawler) close() error {

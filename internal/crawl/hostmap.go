@@ -299,7 +299,7 @@ func (c *Crawler) acceptHostTarget(u, t *url.URL, source string) bool {
 		c.log.Info("robots.txt host rewrite ignored: target out of scope and in another domain", "origin", u.Scheme+"://"+u.Host, "to", t.Host, "source", source)
 		return false
 	}
-	h := t.Hostname()
+	h := c.scope.key(t)
 	c.scope.addSeedHost(h)
 	if err := c.seedsKV.SetNoSync([]byte(h), nil); err != nil {
 		c.log.Warn("seed host not stored", "host", h, "err", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 )
 
@@ -59,8 +60,12 @@ func TestUnreachableOriginKeepsHost(t *testing.T) {
 	dir := t.TempDir()
 	// Without the fix the host's queue is held for the other origin's
 	// robots.txt retry (a minute and more), then the host is retired.
+	// The other port is out of the seeds scope (seedKey): an include
+	// pattern brings it in, as a link to https on an http-only server
+	// would be.
 	cfg := Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: 20 * time.Second,
-		RetryDelay: 50 * time.Millisecond, MaxRetryDelay: 200 * time.Millisecond}
+		RetryDelay: 50 * time.Millisecond, MaxRetryDelay: 200 * time.Millisecond,
+		Scope: Scope{Mode: ScopeSeeds, Include: []string{`^http://docs\.test:` + deadPort + `/`}}}
 	sum := runCrawl(t, cfg, res, "http://docs.test/")
 	if !sum.Finished || len(sum.Retired) != 0 {
 		t.Errorf("finished %v, retired %v; want finished, none retired", sum.Finished, sum.Retired)
@@ -116,5 +121,91 @@ func TestOriginAlone(t *testing.T) {
 				t.Errorf("originAlone = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestLeakedPortOutOfScope: a server that leaks another port in its
+// redirects (nginx's port_in_redirect behind a port mapping), where the
+// same tree answers, is not crawled a second time on that port: the seeds
+// scope keys on host and port (seedKey). Before, the tree's pages were
+// fetched twice and the copies found from copies could stop the site.
+// A state from before that key keeps its scope by host name on resume.
+func TestLeakedPortOutOfScope(t *testing.T) {
+	const n = 12
+	var other string // the second server's port, set below
+	tree := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			http.NotFound(w, r)
+			return
+		case r.URL.Path == "/" || r.URL.Path == "/dir/":
+		case strings.HasPrefix(r.URL.Path, "/dir"):
+			// A directory named without its slash: the redirect names
+			// the port the server believes it listens on.
+			http.Redirect(w, r, "http://docs.test:"+other+r.URL.Path+"/", http.StatusMovedPermanently)
+			return
+		case strings.HasPrefix(r.URL.Path, "/p"):
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<!DOCTYPE html><html><head><title>%s</title></head><body><p>Page %s of the tree.</p><a href=\"/dir\">dir</a>", r.URL.Path, r.URL.Path)
+		for i := range n {
+			fmt.Fprintf(w, `<a href="/p%d.html">p%d</a>`, i, i)
+		}
+		fmt.Fprint(w, "</body></html>")
+	})
+	a := httptest.NewServer(tree)
+	defer a.Close()
+	b := httptest.NewServer(tree)
+	defer b.Close()
+	_, other, _ = net.SplitHostPort(b.Listener.Addr().String())
+	res, err := resolve.New([]string{"docs.test:" + other + "=" + b.Listener.Addr().String(), "docs.test=" + a.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaked := func(dir string) (fetched, onOther int) {
+		raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			e, err := crawllog.Parse(line)
+			if err != nil {
+				t.Fatalf("bad line %q: %v", line, err)
+			}
+			if e.Status == 200 {
+				fetched++
+				if strings.Contains(e.URL, ":"+other+"/") {
+					onOther++
+				}
+			}
+		}
+		return fetched, onOther
+	}
+	cfg := Config{Delay: -1, Workers: 2, MaxDuration: 20 * time.Second}
+
+	cfg.DataDir = t.TempDir()
+	sum := runCrawl(t, cfg, res, "http://docs.test/")
+	fetched, onOther := leaked(cfg.DataDir)
+	if !sum.Finished || fetched != n+1 || onOther != 0 {
+		t.Errorf("finished %v, %d pages fetched, %d on port %s; want finished, %d, none there", sum.Finished, fetched, onOther, other, n+1)
+	}
+
+	// The same state with its seeds stored by host name, as before the
+	// key: the mark removed, the crawl run again from scratch but for it.
+	cfg.DataDir = t.TempDir()
+	db, err := kv.Open(filepath.Join(cfg.DataDir, "state"), kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Bucket("C/seedhost/").Set([]byte("docs.test"), nil); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	sum = runCrawl(t, cfg, res, "http://docs.test/")
+	if fetched, onOther := leaked(cfg.DataDir); !sum.Finished || onOther == 0 {
+		t.Errorf("state by host name: finished %v, %d fetched, %d on port %s; want the other port in scope", sum.Finished, fetched, onOther, other)
 	}
 }

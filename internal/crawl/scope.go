@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -19,6 +20,27 @@ type scoper struct {
 	// mu guards seedHosts (added to while seeding, read by workers).
 	mu        sync.RWMutex
 	seedHosts map[string]bool
+	// byName keys seedHosts on host names alone, whatever the port: the
+	// scope of a state written before seeds were keyed by origin
+	// (seedKey), whose seeds on other ports were stored by name only.
+	byName bool
+}
+
+// seedKey is the key of u's origin in the seeds scope: its host name, with
+// the port when it is not the scheme's default. http and https on their
+// default ports share a key (a site moving to https stays in scope), but a
+// port no seed names is another site: a server that leaks an internal
+// port in its redirects (Location: http://host:8080/dir/) must not have
+// its pages crawled a second time there, which wget and Heritrix do not
+// do either.
+func seedKey(u *url.URL) string {
+	h := u.Hostname()
+	switch p := u.Port(); {
+	case p == "", p == "80" && u.Scheme == "http", p == "443" && u.Scheme == "https":
+		return h
+	default:
+		return net.JoinHostPort(h, p)
+	}
 }
 
 func newScoper(s Scope) *scoper {
@@ -35,10 +57,20 @@ func newScoper(s Scope) *scoper {
 	return sc
 }
 
+// addSeedHost adds a seedKey (or, with byName, a host name).
 func (s *scoper) addSeedHost(h string) {
 	s.mu.Lock()
 	s.seedHosts[h] = true
 	s.mu.Unlock()
+}
+
+// key returns u's key in the seed hosts: seedKey, or the host name with
+// byName.
+func (s *scoper) key(u *url.URL) string {
+	if s.byName {
+		return u.Hostname()
+	}
+	return seedKey(u)
 }
 
 // inScope reports whether u is in the crawl's scope.
@@ -59,6 +91,9 @@ func (s *scoper) inScope(u *url.URL) bool {
 	h := u.Hostname()
 	s.mu.RLock()
 	seed := s.seedHosts[h]
+	if !s.byName {
+		seed = s.seedHosts[seedKey(u)]
+	}
 	s.mu.RUnlock()
 	switch s.mode {
 	case ScopeAll:

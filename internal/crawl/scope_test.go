@@ -67,15 +67,37 @@ func TestInScope(t *testing.T) {
 		{"all", Scope{Mode: ScopeAll}, "http://anything.test/", true},
 		{"include wins", Scope{Mode: ScopeSeeds, Include: []string{`^http://other\.test/keep`}}, "http://other.test/keep/1", true},
 		{"exclude wins", Scope{Mode: ScopeAll, Exclude: []string{`/private/`}}, "http://seed.test/private/x", false},
+		{"seed host on https", Scope{Mode: ScopeSeeds}, "https://seed.test/a", true},
+		{"seed host on another port", Scope{Mode: ScopeSeeds}, "http://seed.test:8080/a", false},
+		{"seed host on https's port over http", Scope{Mode: ScopeSeeds}, "http://seed.test:443/a", false},
+		{"seed on a port", Scope{Mode: ScopeSeeds}, "http://port.test:8080/x", true},
+		{"host of a seed on a port, default port", Scope{Mode: ScopeSeeds}, "http://port.test/x", false},
+		{"domains: another port of a seed host", Scope{Mode: ScopeDomains, Domains: []string{".pt"}}, "http://seed.test:8080/a", false},
+		{"domains: any port in a domain", Scope{Mode: ScopeDomains, Domains: []string{".pt"}}, "http://www.sapo.pt:8080/", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScoper(tc.scope)
-			s.addSeedHost("seed.test")
+			for _, seed := range []string{"http://seed.test/", "http://port.test:8080/"} {
+				s.addSeedHost(s.key(mustURL(t, seed)))
+			}
 			if got := s.inScope(mustURL(t, tc.url)); got != tc.want {
 				t.Errorf("inScope(%s) = %v, want %v", tc.url, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestInScopeByName: a state from before the origin keys keeps its seeds
+// scope by host name, every port in.
+func TestInScopeByName(t *testing.T) {
+	s := newScoper(Scope{Mode: ScopeSeeds})
+	s.byName = true
+	s.addSeedHost(s.key(mustURL(t, "http://seed.test:8080/")))
+	for u, want := range map[string]bool{"http://seed.test/": true, "http://seed.test:9090/": true, "http://other.test/": false} {
+		if got := s.inScope(mustURL(t, u)); got != want {
+			t.Errorf("inScope(%s) = %v, want %v", u, got, want)
+		}
 	}
 }
 

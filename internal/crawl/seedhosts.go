@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"net/url"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
@@ -33,7 +34,11 @@ func (c *Crawler) shareSeedHosts(ctx context.Context, items []frontier.Item) err
 	seen := map[string]bool{}
 	var hosts []string
 	for _, it := range items {
-		if h := hostOf(it.Info.URL); h != "" && !seen[h] {
+		u, err := url.Parse(it.Info.URL)
+		if err != nil {
+			continue // seeds are normalized URLs
+		}
+		if h := c.scope.key(u); h != "" && !seen[h] {
 			seen[h] = true
 			hosts = append(hosts, h)
 		}
