@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	"github.com/courtesy-crawler/courtesy/internal/testweb"
@@ -79,6 +81,24 @@ func runCrawl(t *testing.T, cfg Config, res *resolve.Resolver, seeds ...string) 
 		t.Fatal(err)
 	}
 	return sum
+}
+
+// logEntries reads and parses the crawl.log of the crawl in dir.
+func logEntries(t *testing.T, dir string) []crawllog.Entry {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []crawllog.Entry
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		e, err := crawllog.Parse(line)
+		if err != nil {
+			t.Fatalf("bad crawl.log line %q: %v", line, err)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // TestCrawlTestwebPoliteness crawls the hazard web and judges it with the

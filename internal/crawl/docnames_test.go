@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 )
 
@@ -72,16 +71,8 @@ func TestCrawlFetchesDocTreeNames(t *testing.T) {
 	if !sum.Finished || sum.Failed != 0 {
 		t.Errorf("finished %v, %d failed; want finished, none failed", sum.Finished, sum.Failed)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]bool{}
-	for _, ln := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		e, err := crawllog.Parse(ln)
-		if err != nil {
-			t.Fatalf("bad line %q: %v", ln, err)
-		}
+	for _, e := range logEntries(t, dir) {
 		if e.Status != 200 {
 			continue
 		}
@@ -101,6 +92,6 @@ func TestCrawlFetchesDocTreeNames(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		t.Logf("crawl.log:\n%s", raw)
+		t.Logf("fetched: %v", got)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,16 +69,8 @@ func TestUnreachableOriginKeepsHost(t *testing.T) {
 	if !sum.Finished || len(sum.Retired) != 0 {
 		t.Errorf("finished %v, retired %v; want finished, none retired", sum.Finished, sum.Retired)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		e, err := crawllog.Parse(line)
-		if err != nil {
-			t.Fatalf("bad line %q: %v", line, err)
-		}
+	for _, e := range logEntries(t, dir) {
 		got[e.URL] = e.Status
 	}
 	for i := range n {
@@ -91,9 +82,6 @@ func TestUnreachableOriginKeepsHost(t *testing.T) {
 	}
 	if u := "http://docs.test:" + deadPort + "/moved/"; got[u] != crawllog.StatusPrereqRobotsFailed {
 		t.Errorf("%s: status %d, want %d (robots.txt unavailable)", u, got[u], crawllog.StatusPrereqRobotsFailed)
-	}
-	if t.Failed() {
-		t.Logf("crawl.log:\n%s", raw)
 	}
 }
 
@@ -166,15 +154,7 @@ func TestLeakedPortOutOfScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	leaked := func(dir string) (fetched, onOther int) {
-		raw, err := os.ReadFile(filepath.Join(dir, "crawl.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-			e, err := crawllog.Parse(line)
-			if err != nil {
-				t.Fatalf("bad line %q: %v", line, err)
-			}
+		for _, e := range logEntries(t, dir) {
 			if e.Status == 200 {
 				fetched++
 				if strings.Contains(e.URL, ":"+other+"/") {
