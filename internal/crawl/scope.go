@@ -89,11 +89,9 @@ func (s *scoper) inScope(u *url.URL) bool {
 		}
 	}
 	h := u.Hostname()
+	k := s.key(u)
 	s.mu.RLock()
-	seed := s.seedHosts[h]
-	if !s.byName {
-		seed = s.seedHosts[seedKey(u)]
-	}
+	seed := s.seedHosts[k]
 	s.mu.RUnlock()
 	switch s.mode {
 	case ScopeAll:
