@@ -34,6 +34,9 @@ import (
 type seenFilter struct {
 	layers atomic.Pointer[[]*filterLayer]
 	ready  atomic.Bool
+	// capped is set once the budget has no room for another layer: the
+	// last one takes every later key without asking grown again.
+	capped atomic.Bool
 	// grow serializes adding a layer (the committer and the open scan add).
 	grow     sync.Mutex
 	maxBytes int64
@@ -130,7 +133,7 @@ func (f *seenFilter) add(cid uint32, h urlHash) {
 	a, b := filterHash(cid, h)
 	layers := *f.layers.Load()
 	l := layers[len(layers)-1]
-	if l.n.Add(1) > l.capacity {
+	if l.n.Add(1) > l.capacity && !f.capped.Load() {
 		l = f.grown(l)
 	}
 	l.set(a, b)
@@ -148,6 +151,7 @@ func (f *seenFilter) grown(full *filterLayer) *filterLayer {
 	}
 	capacity := 2 * full.capacity
 	if f.bytes+capacity*filterBitsKey/8 > f.maxBytes {
+		f.capped.Store(true)
 		return full
 	}
 	grown := append(append([]*filterLayer(nil), layers...), f.newLayer(capacity))

@@ -16,10 +16,11 @@ func TestSeenFilterLayers(t *testing.T) {
 		maxBytes int64
 		layers   int
 		maxFP    float64 // false-positive rate
+		capped   bool
 	}{
-		{"one layer", 500_000, 64 << 20, 1, 0.02},
-		{"grown twice", 3_500_000, 64 << 20, 3, 0.02},
-		{"budget reached: the last layer takes the rest", 3_000_000, 2 << 20, 1, 0.5},
+		{"one layer", 500_000, 64 << 20, 1, 0.02, false},
+		{"grown twice", 3_500_000, 64 << 20, 3, 0.02, false},
+		{"budget reached: the last layer takes the rest", 3_000_000, 2 << 20, 1, 0.5, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,6 +39,9 @@ func TestSeenFilterLayers(t *testing.T) {
 			}
 			if f.size() > tc.maxBytes {
 				t.Errorf("size %d over the budget %d", f.size(), tc.maxBytes)
+			}
+			if f.capped.Load() != tc.capped {
+				t.Errorf("capped = %v, want %v", f.capped.Load(), tc.capped)
 			}
 			const probes = 100_000
 			fp := 0
