@@ -434,12 +434,11 @@ func (c *Crawler) open(ctx context.Context) error {
 	limits := c.tr.Limits()
 
 	policy, _ := addrpolicy.Parse(cfg.AddressPolicy) // Validate checked it
-	// The robots.txt client dials as the fetcher does (c.fetcher is made
-	// below, before any fetch).
-	dial := c.robotsDial
 	archiveRobots := boolOr(cfg.WARCRobots, true)
 	var robotsRT http.RoundTripper = &http.Transport{
-		DialContext: dial, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true,
+		// It dials as the fetcher does (c.fetcher is made below, before
+		// any fetch).
+		DialContext: c.robotsDial, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true,
 		// Archived: the bytes as transferred (robotsArchive decodes).
 		DisableCompression: archiveRobots,
 	}
@@ -549,24 +548,24 @@ func (c *Crawler) open(ctx context.Context) error {
 	}
 	// A state whose seed hosts predate the origin keys (no seedKeysMark)
 	// keeps its scope by host name; a new one is marked.
-	legacy, marked := false, false
+	stored, marked := false, false
 	if err := c.seedsKV.Scan(nil, func(k, _ []byte) error {
 		if string(k) == seedKeysMark {
 			marked = true
-			return nil
+		} else {
+			stored = true
+			c.scope.addSeedHost(string(k))
 		}
-		legacy = true
-		c.scope.addSeedHost(string(k))
 		return nil
 	}); err != nil {
 		return err
 	}
-	if legacy && !marked {
+	switch {
+	case marked:
+	case stored:
 		c.scope.byName = true
 		c.log.Info("seeds scope by host name, as in the state's earlier runs (a new crawl keys it on host and port)")
-		return nil
-	}
-	if !marked {
+	default:
 		if err := c.seedsKV.SetNoSync([]byte(seedKeysMark), nil); err != nil {
 			return fmt.Errorf("crawl: %w", err)
 		}

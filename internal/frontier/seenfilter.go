@@ -159,13 +159,6 @@ func (f *seenFilter) grown(full *filterLayer) *filterLayer {
 	return grown[len(grown)-1]
 }
 
-// size returns the filter's bytes.
-func (f *seenFilter) size() int64 {
-	f.grow.Lock()
-	defer f.grow.Unlock()
-	return f.bytes
-}
-
 // fill adds every URL record of the store and marks the filter ready, unless
 // stop is closed first (the filter then stays unready). The committer adds
 // what it writes meanwhile, so the records the scan misses are in already.
