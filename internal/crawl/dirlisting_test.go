@@ -6,14 +6,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/traps"
 )
 
 // TestDirListingDepth: a file tree eight directories deep, served as
 // directory listings (each "Index of /d1/d2/" page links its parent, its
-// sort orders and its one subdirectory and file). With the default depth
-// limit of 5 the crawler still fetches the bottom file, since a listing's
-// entries keep its depth; the same tree with pages that are not listings
-// is cut at depth 5.
+// sort orders and its one subdirectory and file). With a depth limit of 5
+// (the numbered URLs' default; the tree's names have no digits alone) the
+// crawler still fetches the bottom file, since a listing's entries keep its
+// depth; the same tree with pages that are not listings is cut at depth 5.
 func TestDirListingDepth(t *testing.T) {
 	const levels = 8
 	for _, c := range []struct {
@@ -37,7 +39,7 @@ func TestDirListingDepth(t *testing.T) {
 			}
 			w.pages["files.test "+dir] = "<html><head><title>bottom</title></head><body>the end</body></html>"
 			res := serveRecording(t, w)
-			runCrawl(t, Config{DataDir: t.TempDir(), Delay: -1, Workers: 2, MaxDuration: time.Minute}, res, "http://files.test/")
+			runCrawl(t, Config{DataDir: t.TempDir(), Delay: -1, Workers: 2, MaxDuration: time.Minute, Traps: traps.Limits{MaxDepth: 5}}, res, "http://files.test/")
 			reqs := w.requests()
 			bottom := "files.test " + dir
 			if got := slices.Contains(reqs, bottom); got != c.wantBottom {
@@ -83,6 +85,41 @@ func TestBelow(t *testing.T) {
 	} {
 		if got := dirListing(title); got != want {
 			t.Errorf("dirListing(%q) = %v", title, got)
+		}
+	}
+}
+
+// TestDepthDefaults: with the default limits a chain of named pages is
+// followed to depth 8, while a chain of numbered ones (an archive by
+// month) is cut past depth 5.
+func TestDepthDefaults(t *testing.T) {
+	const levels = 8
+	w := &recordingWeb{pages: map[string]string{
+		"docs.test /robots.txt": "User-agent: *\nAllow: /\n",
+		"docs.test /":           `<html><body><a href="/guide/intro.html">guide</a> <a href="/archive/1/">archive</a></body></html>`,
+	}}
+	names := []string{"intro", "install", "usage", "config", "api", "errors", "faq", "glossary"}
+	for i := range levels {
+		next := ""
+		if i+1 < levels {
+			next = fmt.Sprintf(`<a href="/guide/%s.html">next</a> <a href="/archive/%d/">next month</a>`, names[i+1], i+2)
+		}
+		w.pages["docs.test /guide/"+names[i]+".html"] = "<html><body>" + names[i] + " " + next + "</body></html>"
+		w.pages[fmt.Sprintf("docs.test /archive/%d/", i+1)] = fmt.Sprintf("<html><body>month %d %s</body></html>", i+1, next)
+	}
+	res := serveRecording(t, w)
+	runCrawl(t, Config{DataDir: t.TempDir(), Delay: -1, Workers: 2, MaxDuration: time.Minute}, res, "http://docs.test/")
+	reqs := w.requests()
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"/guide/glossary.html", true}, // depth 8, named
+		{"/archive/5/", true},          // depth 5, numbered
+		{"/archive/6/", false},         // depth 6, numbered: cut
+	} {
+		if got := slices.Contains(reqs, "docs.test "+c.path); got != c.want {
+			t.Errorf("%s fetched: %v, want %v; requests %q", c.path, got, c.want, reqs)
 		}
 	}
 }

@@ -29,7 +29,9 @@ import (
 // default.html; CMake's has file names with spaces; libffi's is a
 // Texinfo manual, whose index node Index.html sits beside index.html.
 // JSON-GLib's reference is gi-docgen's (274 pages: a page per type,
-// method, property and signal).
+// method, property and signal). libpqxx's reference is Doxygen's, whose
+// class lists hang from a menu that only JavaScript draws, so one of its
+// pages is six links down.
 var realDocs = map[string]string{
 	"python.docs.test":     "/usr/share/doc/python3.11-doc/html",
 	"postgresql.docs.test": "/usr/share/doc/postgresql-doc-15/html",
@@ -37,6 +39,7 @@ var realDocs = map[string]string{
 	"cmake.docs.test":      "/usr/share/doc/cmake-data/html",
 	"libffi.docs.test":     "/usr/share/doc/libffi8/html",
 	"jsonglib.docs.test":   "/usr/share/doc/json-glib-1.0",
+	"libpqxx.docs.test":    "/usr/share/doc/libpqxx-doc/html/Reference",
 }
 
 // TestCrawlRealDocs crawls the trees with the crawler's defaults (but a

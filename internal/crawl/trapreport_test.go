@@ -60,9 +60,9 @@ func TestTrapStoppedSiteReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	// MaxDepth well above the calendar's few pages: the cut crawl.log
+	// Depth limits well above the calendar's few pages: the cut crawl.log
 	// shows is the stopped site's (a depth cut gets no line).
-	cfg := Config{DataDir: dir, Delay: -1, Workers: 4, MaxDuration: 2 * time.Minute, Traps: traps.Limits{MaxDuplicatesPerSite: 3, MaxDepth: 50}}
+	cfg := Config{DataDir: dir, Delay: -1, Workers: 4, MaxDuration: 2 * time.Minute, Traps: traps.Limits{MaxDuplicatesPerSite: 3, MaxDepth: 50, MaxNumberedDepth: 50}}
 	c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
 	if err != nil {
 		t.Fatal(err)

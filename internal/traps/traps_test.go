@@ -31,8 +31,11 @@ func TestURLLevelLimits(t *testing.T) {
 		want  Kind
 	}{
 		{"ordinary", "http://a.test/x/y.html", 3, ""},
-		{"depth 5 ok", "http://a.test/x", 5, ""},
-		{"depth 6", "http://a.test/x", 6, Depth},
+		{"depth 20 ok", "http://a.test/x", 20, ""},
+		{"depth 21", "http://a.test/x", 21, Depth},
+		{"numbered depth 5 ok", "http://a.test/calendar/2026/11/", 5, ""},
+		{"numbered depth 6", "http://a.test/calendar/2026/12/", 6, Depth},
+		{"named depth 6 ok", "http://a.test/doc/a01120.html", 6, ""},
 		{"200 characters ok", "http://a.test/" + strings.Repeat("x", 200-len("http://a.test/")), 1, ""},
 		{"201 characters", "http://a.test/" + strings.Repeat("x", 201-len("http://a.test/")), 1, URLLength},
 		{"segment twice ok", "http://a.test/a/b/a/", 1, ""},
@@ -47,8 +50,67 @@ func TestURLLevelLimits(t *testing.T) {
 		})
 	}
 	r := c.Report()
-	if r.Hits[Depth] != 1 || r.Hits[URLLength] != 1 || r.Hits[RepeatedSegments] != 2 {
+	if r.Hits[Depth] != 2 || r.Hits[URLLength] != 1 || r.Hits[RepeatedSegments] != 2 {
 		t.Errorf("hits = %v", r.Hits)
+	}
+}
+
+func TestNumbered(t *testing.T) {
+	tests := []struct {
+		url  string
+		want bool
+	}{
+		{"http://a.test/", false},
+		{"http://a.test/calendar/2026/11/", true},
+		{"http://a.test/archive/2026-11-29/", true},
+		{"http://a.test/item/12345.html", true},
+		{"http://a.test/news/12:30", true},
+		{"http://a.test/docs/3.11/library/", true},
+		{"http://a.test/list?page=3", true},
+		{"http://a.test/list?sort=asc;p=3", true},
+		{"http://a.test/list?p=", false},
+		{"http://a.test/page-2.html", false},
+		{"http://a.test/doc/a01120.html", false},
+		{"http://a.test/v1.2/", false},
+		{"http://a.test/dir/?C=M;O=A", false},
+		{"http://a.test/x.tar.gz", false},
+		{"http://a.test/---/", false},
+	}
+	for _, tc := range tests {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Numbered(u); got != tc.want {
+			t.Errorf("Numbered(%s) = %v, want %v", tc.url, got, tc.want)
+		}
+	}
+}
+
+func TestNumberedDepthLimits(t *testing.T) {
+	tests := []struct {
+		name   string
+		limits Limits
+		url    string
+		depth  int
+		want   Kind
+	}{
+		{"numbered limit raised", Limits{MaxNumberedDepth: 8}, "http://a.test/2026/", 8, ""},
+		{"numbered limit disabled", Limits{MaxNumberedDepth: -1}, "http://a.test/2026/", 20, ""},
+		{"general limit still applies", Limits{MaxNumberedDepth: -1}, "http://a.test/2026/", 21, Depth},
+		{"general limit below numbered", Limits{MaxDepth: 3}, "http://a.test/x", 4, Depth},
+		{"both disabled", Limits{MaxDepth: -1, MaxNumberedDepth: -1}, "http://a.test/2026/", 99, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Open(nil, tc.limits, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := check(t, c, "a.test", tc.url, tc.depth); got.Kind != tc.want {
+				t.Errorf("verdict = %v, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
