@@ -72,7 +72,7 @@ type Limits struct {
 	// MaxDepth: link hops from a seed. Seeds are depth 0. Default 20, as
 	// Heritrix's hop limit: the Viúva Negra report's depth 5 (§6) cut 11.3 %
 	// of its sites, on none of which it found a hazard, and it concluded
-	// that the limit should be raised; documentation chains deeper than 5.
+	// that the limit should be raised (documentation is often deeper).
 	MaxDepth int `yaml:"max-depth"`
 	// MaxNumberedDepth: link hops from a seed for a numbered URL (see
 	// Numbered: a calendar day, an archive month, a page of a pagination),
@@ -314,7 +314,11 @@ func Numbered(u *url.URL) bool {
 		}
 	}
 	for field := range strings.FieldsFuncSeq(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
-		if _, v, ok := strings.Cut(field, "="); ok && counted(v) {
+		k, v, ok := strings.Cut(field, "=")
+		if !ok {
+			v = k // a bare value: ?12345
+		}
+		if counted(v) {
 			return true
 		}
 	}
@@ -322,8 +326,7 @@ func Numbered(u *url.URL) bool {
 }
 
 // counted reports whether s has a digit and nothing but digits and the
-// separators - _ . , : (and their percent-encoded forms are not, which
-// is fine: they are rare in counters).
+// separators - _ . , : (a percent-encoded separator makes it a name).
 func counted(s string) bool {
 	digit := false
 	for i := 0; i < len(s); i++ {

@@ -69,6 +69,8 @@ func TestNumbered(t *testing.T) {
 		{"http://a.test/list?page=3", true},
 		{"http://a.test/list?sort=asc;p=3", true},
 		{"http://a.test/list?p=", false},
+		{"http://a.test/list?12345", true},
+		{"http://a.test/list?print", false},
 		{"http://a.test/page-2.html", false},
 		{"http://a.test/doc/a01120.html", false},
 		{"http://a.test/v1.2/", false},
