@@ -243,3 +243,28 @@ func FuzzMostRepeated(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNumbered: a numbered URL has a digit, and stays numbered when a
+// named segment is added to its path.
+func FuzzNumbered(f *testing.F) {
+	for _, s := range []string{"http://a.test/2026/11/", "http://a.test/x.html?p=3", "http://a.test/a01120.html", "http://a.test/?;&==", "http://a.test/.../"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		if !Numbered(u) {
+			return
+		}
+		if !strings.ContainsAny(u.EscapedPath()+u.RawQuery, "0123456789") {
+			t.Fatalf("%q numbered without a digit", raw)
+		}
+		v := *u
+		v.Path, v.RawPath = strings.TrimSuffix(u.Path, "/")+"/name", ""
+		if !Numbered(&v) {
+			t.Fatalf("%q numbered, %q not", raw, v.String())
+		}
+	})
+}
