@@ -148,6 +148,49 @@ func TestCacheVary(t *testing.T) {
 	}
 }
 
+// TestCacheCookieVariants: a response to a request with cookies is kept as
+// a variant of those cookies, even without Vary: Cookie; only the same
+// cookies find it, a request with cookies never gets a page stored for
+// none, and the cookie itself is kept only as a digest.
+func TestCacheCookieVariants(t *testing.T) {
+	t.Parallel()
+	c, _ := openCache(t, Options{})
+	u := "http://example.org/me"
+	h := hdr("Cache-Control", "max-age=60")
+	mustStore(t, c, get(u, "Cookie", "session=s3cret-alice"), 200, h, "alice", t0)
+	for _, tc := range []struct {
+		name   string
+		cookie string
+		want   Action
+	}{
+		{"alice", "session=s3cret-alice", Fresh},
+		{"bob", "session=bob", Miss},
+		{"no cookie", "", Miss},
+	} {
+		req := get(u)
+		if tc.cookie != "" {
+			req.Header.Set("Cookie", tc.cookie)
+		}
+		res := c.Lookup(req, t0)
+		if res.Action != tc.want || (tc.want == Fresh && bodyOf(res) != "alice") {
+			t.Errorf("%s: %v %q, want %v", tc.name, res.Action, bodyOf(res), tc.want)
+		}
+		if res.Entry != nil && strings.Contains(strings.Join(res.Entry.VaryValues, " "), "s3cret") {
+			t.Errorf("%s: the cookie is kept in the clear: %q", tc.name, res.Entry.VaryValues)
+		}
+	}
+	mustStore(t, c, get(u), 200, h, "anonymous", t0)
+	if res := c.Lookup(get(u, "Cookie", "session=s3cret-alice"), t0); bodyOf(res) != "alice" {
+		t.Errorf("alice after an anonymous store: %v %q, want her page", res.Action, bodyOf(res))
+	}
+	if res := c.Lookup(get(u, "Cookie", "session=carol"), t0); res.Action != Miss {
+		t.Errorf("carol: %v %q, want a miss", res.Action, bodyOf(res))
+	}
+	if res := c.Lookup(get(u), t0); bodyOf(res) != "anonymous" {
+		t.Errorf("no cookie: %v %q, want the anonymous page", res.Action, bodyOf(res))
+	}
+}
+
 func bodyOf(r Result) string {
 	if r.Entry == nil {
 		return ""

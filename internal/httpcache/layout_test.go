@@ -101,44 +101,49 @@ func TestCacheOldLayoutDropped(t *testing.T) {
 	}
 }
 
-// TestCacheVersion2Dropped: a cache written before the override was
-// refused to requests with credentials may hold a no-store page fetched
-// with one user's cookie; its records (metadata version 2) are dropped at
-// Open, so that no other user is ever served it.
-func TestCacheVersion2Dropped(t *testing.T) {
+// TestCacheOldVersionsDropped: a cache written before the override was
+// refused to requests with credentials (metadata version 2), or before a
+// response to a request with cookies became a variant of them (version 3),
+// may hold a page fetched with one user's cookie; such records are dropped
+// at Open, so that no other user is ever served them.
+func TestCacheOldVersionsDropped(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db := openDB(t, dir)
-	v := &variant{pk: "GET http://example.org/me", size: 10, storedAt: t0.UnixNano(), seq: 1}
-	vk := bytes.Repeat([]byte{9}, 16)
-	meta := encodeMeta(v)
-	meta[0] = 2
-	e := &Entry{Method: "GET", URL: "http://example.org/me", Status: 200, Header: hdr("Cache-Control", "no-store"),
-		Body: []byte("alice"), RequestTime: t0, ResponseTime: t0}
-	b := db.Bucket(DefaultPrefix)
-	for k, val := range map[string][]byte{
-		"m" + string(vk):                    meta,
-		"d\x00\x00\x00\x00\x00\x00\x00\x01": encodeEntry(e),
-	} {
-		if err := b.Set([]byte(k), val); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := Open(db, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res := c.Lookup(get("http://example.org/me"), t0.Add(time.Minute)); res.Action != Miss {
-		t.Errorf("version-2 entry answered %v, want miss", res.Action)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if d, m := countRecords(t, c, "d"), countRecords(t, c, "m"); d != 0 || m != 0 {
-		t.Errorf("records after Open: %d data, %d meta; want none", d, m)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
+	for _, ver := range []byte{2, 3} {
+		t.Run(fmt.Sprint("version ", ver), func(t *testing.T) {
+			dir := t.TempDir()
+			db := openDB(t, dir)
+			v := &variant{pk: "GET http://example.org/me", size: 10, storedAt: t0.UnixNano(), seq: 1}
+			vk := bytes.Repeat([]byte{9}, 16)
+			meta := encodeMeta(v)
+			meta[0] = ver
+			e := &Entry{Method: "GET", URL: "http://example.org/me", Status: 200, Header: hdr("Cache-Control", "max-age=600"),
+				Body: []byte("alice"), RequestTime: t0, ResponseTime: t0}
+			b := db.Bucket(DefaultPrefix)
+			for k, val := range map[string][]byte{
+				"m" + string(vk):                    meta,
+				"d\x00\x00\x00\x00\x00\x00\x00\x01": encodeEntry(e),
+			} {
+				if err := b.Set([]byte(k), val); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := Open(db, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := c.Lookup(get("http://example.org/me"), t0.Add(time.Minute)); res.Action != Miss {
+				t.Errorf("version-%d entry answered %v, want miss", ver, res.Action)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if d, m := countRecords(t, c, "d"), countRecords(t, c, "m"); d != 0 || m != 0 {
+				t.Errorf("records after Open: %d data, %d meta; want none", d, m)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 

@@ -4,18 +4,25 @@ package httpcache
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"slices"
 	"strings"
 )
 
 // selectLocked picks the newest variant of pk matching the request's Vary
-// values and Accept.
+// values and Accept. A request with cookies is only answered by a variant
+// stored for the same cookies (see store): a page stored for a request
+// without them is what a logged-out visitor sees, not this user.
 func (c *Cache) selectLocked(pk string, h http.Header) *variant {
 	vs := c.mu.groups[pk]
+	cookies := len(h.Values("Cookie")) > 0
 	for i := len(vs) - 1; i >= 0; i-- {
 		v := vs[i]
 		if !Acceptable(h, v.mediaType) {
+			continue
+		}
+		if cookies && !slices.Contains(v.varyNames, "Cookie") {
 			continue
 		}
 		ok := true
@@ -34,7 +41,9 @@ func (c *Cache) selectLocked(pk string, h http.Header) *variant {
 
 // varyValue is the request's normalized value of a Vary field: its field
 // lines joined by commas, with whitespace around the commas removed
-// (RFC 9111 §4.1 allows such normalization).
+// (RFC 9111 §4.1 allows such normalization). The values of Cookie and
+// Authorization are credentials, so only their SHA-256 is kept (and
+// compared), never the secret itself.
 func varyValue(h http.Header, name string) string {
 	vs := h.Values(name)
 	if len(vs) == 0 {
@@ -48,6 +57,10 @@ func varyValue(h http.Header, name string) string {
 			}
 			b.WriteString(strings.TrimSpace(part))
 		}
+	}
+	if name == "Cookie" || name == "Authorization" {
+		sum := sha256.Sum256([]byte(b.String()))
+		return "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return b.String()
 }
