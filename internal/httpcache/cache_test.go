@@ -336,6 +336,31 @@ func TestCacheFreshen(t *testing.T) {
 	}
 }
 
+// TestCacheFreshenKeepsSetCookieOut: a 304 that sets a cookie hands it to
+// the client whose validation it answers, and never to later clients.
+func TestCacheFreshenKeepsSetCookieOut(t *testing.T) {
+	t.Parallel()
+	c, _ := openCache(t, Options{})
+	u := "http://example.org/etag"
+	mustStore(t, c, get(u), 200, hdr("Cache-Control", "max-age=10", "ETag", `"v1"`), "body", t0)
+	later := t0.Add(time.Minute)
+	res := c.Lookup(get(u), later)
+	e, err := c.Freshen(res.Entry, hdr("Cache-Control", "max-age=100", "ETag", `"v1"`, "Set-Cookie", "session=first"), later, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Header.Get("Set-Cookie"); got != "session=first" {
+		t.Errorf("the validating client's answer lacks its cookie: %q", got)
+	}
+	next := c.Lookup(get(u), later.Add(time.Second))
+	if next.Action != Fresh {
+		t.Fatalf("after freshen: %v, want fresh", next.Action)
+	}
+	if got := next.Entry.Header.Values("Set-Cookie"); len(got) != 0 {
+		t.Errorf("a later client is handed the cookie: %q", got)
+	}
+}
+
 func TestCacheStoreRefusals(t *testing.T) {
 	t.Parallel()
 	c, _ := openCache(t, Options{MaxEntryBytes: 10})

@@ -86,23 +86,41 @@ var errInvalidated = errors.New("httpcache: invalidated during the store")
 // (RFC 9111 §4.3.4): the stored header fields are replaced by those the 304
 // carries (except the framing fields of §3.2), the times by those of the
 // validation. It returns the updated entry to serve.
+//
+// A Set-Cookie on the 304 belongs to the client whose request was
+// validated: the entry returned carries it, the stored one does not
+// (unless Policy.StoreSetCookie), or every later client would be handed
+// that client's session.
 func (c *Cache) Freshen(old *Entry, header304 http.Header, requestTime, responseTime time.Time) (*Entry, error) {
 	e := *old
 	e.Header = old.Header.Clone()
+	var cookies []string
 	for k, vs := range header304 {
 		switch k {
 		case "Content-Length", "Content-Range", "Transfer-Encoding", "Content-Encoding":
 			continue
+		case "Set-Cookie":
+			if !c.opts.Policy.StoreSetCookie {
+				cookies = slices.Clone(vs)
+				continue
+			}
 		}
 		e.Header[k] = slices.Clone(vs)
 	}
 	e.RequestTime, e.ResponseTime = requestTime, responseTime
 	e.derive(c.opts.Policy)
 	c.revalidated.Add(1)
-	if err := c.put(&e); err != nil && !errors.Is(err, errInvalidated) {
-		return &e, err
+	err := c.put(&e)
+	if errors.Is(err, errInvalidated) {
+		err = nil
 	}
-	return &e, nil
+	if len(cookies) > 0 {
+		served := e
+		served.Header = e.Header.Clone()
+		served.Header["Set-Cookie"] = cookies
+		return &served, err
+	}
+	return &e, err
 }
 
 // put writes e to the store and the index, replacing the variant with the

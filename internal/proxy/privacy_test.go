@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -136,6 +137,43 @@ func TestCookiedPagesAreNotShared(t *testing.T) {
 	}
 	if n := len(o.pages()); n != 3 {
 		t.Errorf("origin saw %d requests, want 3 (one per user)", n)
+	}
+}
+
+// TestRevalidationCookieNotShared: an origin that sets a cookie on the
+// 304 answering one client's revalidation gives that client the cookie;
+// the clients after it, answered from the same freshened entry, do not
+// get it (before, every later client was handed the first one's session).
+// Through curl.
+func TestRevalidationCookieNotShared(t *testing.T) {
+	var validations atomic.Int32
+	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=0")
+		w.Header().Set("ETag", `"v1"`)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			if validations.Add(1) == 1 {
+				w.Header().Set("Set-Cookie", "session=first-client")
+			}
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		io.WriteString(w, "public page")
+	})
+	e := newEnv(t, envOpts{cache: true})
+	u := o.URL + "/page"
+	for i, want := range []struct{ xCache, cookie string }{
+		{"MISS", ""},
+		{"REVALIDATED", "session=first-client"},
+		{"REVALIDATED", ""},
+		{"REVALIDATED", ""},
+	} {
+		r := e.curl(u)
+		if r.exit != 0 || r.body != "public page" {
+			t.Fatalf("request %d: exit %d %q %s", i, r.exit, r.body, r.stderr)
+		}
+		if xc, c := r.header.Get(HeaderCache), r.header.Get("Set-Cookie"); xc != want.xCache || c != want.cookie {
+			t.Errorf("request %d: X-Cache %s, Set-Cookie %q; want %s, %q", i, xc, c, want.xCache, want.cookie)
+		}
 	}
 }
 
