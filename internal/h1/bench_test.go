@@ -18,7 +18,7 @@ func BenchmarkClientGetPut(b *testing.B) {
 		keys[i] = "h" + strconv.Itoa(i) + ".test:80"
 		c, s := net.Pipe()
 		defer s.Close()
-		o.put(&conn{c: c, key: keys[i]})
+		o.put(newConn(c, keys[i]))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -74,6 +75,14 @@ type conn struct {
 // errHeaderTooLong is returned when an origin's response header exceeds
 // Options.MaxHeaderBytes.
 var errHeaderTooLong = errors.New("h1: response header too long")
+
+// newConn wraps c, a new connection to key.
+func newConn(c net.Conn, key string) *conn {
+	oc := &conn{c: c, key: key, limit: math.MaxInt64}
+	oc.br = bufio.NewReaderSize(oc, 4<<10)
+	oc.bw = bufio.NewWriterSize(c, 4<<10)
+	return oc
+}
 
 func (oc *conn) Read(p []byte) (int, error) {
 	if oc.limit <= 0 {
@@ -174,9 +183,7 @@ func (o *Client) RoundTrip(req *http.Request, timeout time.Duration) (*http.Resp
 			if o.wrap != nil {
 				c = o.wrap(c)
 			}
-			oc = &conn{c: c, key: key, limit: math.MaxInt64}
-			oc.br = bufio.NewReaderSize(oc, 4<<10)
-			oc.bw = bufio.NewWriterSize(c, 4<<10)
+			oc = newConn(c, key)
 		}
 		if trace != nil && trace.GotConn != nil {
 			info := httptrace.GotConnInfo{Conn: oc.c, Reused: reused, WasIdle: reused}
@@ -305,6 +312,43 @@ func (o *Client) release(oc *conn, stop func() bool, reuse, deadline bool) {
 // when there is none. (The reaper closes old ones on time; one it has not
 // reached yet is closed here.)
 func (o *Client) get(key string) (*conn, bool) {
+	for {
+		oc, ok := o.take(key)
+		if !ok || oc.quiet() {
+			return oc, ok
+		}
+		_ = oc.c.Close()
+	}
+}
+
+// quiet reports whether an idle connection has nothing waiting to be
+// read. Bytes that an origin sent after the response it owed (a second
+// response, a body longer than its framing said) would otherwise be read
+// as the answer to the next request on the connection, which may be
+// another user's (http.Transport closes such a connection too: "Unsolicited
+// response received on idle HTTP channel"); an end of file means the
+// origin closed it. The check is one non-blocking peek at the socket
+// (pending, per platform); a connection without a socket is taken as quiet.
+func (oc *conn) quiet() bool {
+	if oc.br.Buffered() > 0 {
+		return false
+	}
+	sc, ok := oc.c.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	return !pending(rc)
+}
+
+// take removes and returns the newest idle connection to key that has not
+// been idle too long, closing those that have.
+func (o *Client) take(key string) (*conn, bool) {
 	now := time.Now()
 	var stale []*conn
 	o.mu.Lock()

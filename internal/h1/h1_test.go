@@ -583,7 +583,7 @@ func TestClientIdleCaps(t *testing.T) {
 					c, s := net.Pipe()
 					defer s.Close()
 					conns[i] = &trackedConn{Conn: c}
-					o.put(&conn{c: conns[i], key: k})
+					o.put(newConn(conns[i], k))
 					time.Sleep(time.Second)
 				}
 				if got := o.IdleCount(); got != tc.wantIdle {
@@ -723,6 +723,50 @@ func TestClientNoContentWithStrayBody(t *testing.T) {
 			}
 			if got := conns.Load(); got != tc.wantConns {
 				t.Errorf("connections = %d, want %d", got, tc.wantConns)
+			}
+		})
+	}
+}
+
+// TestClientUnsolicitedResponse: bytes an origin sends on a connection
+// after the response it owed (a whole second response, or a body longer
+// than its Content-Length), arriving once the connection is idle, are
+// never read as the answer to the next request, which a proxy may be
+// sending for another user: the connection is closed and a new one dialled.
+func TestClientUnsolicitedResponse(t *testing.T) {
+	for _, tc := range []struct{ name, extra string }{
+		{"second response", "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecret"},
+		{"long body", "secret"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var conns atomic.Int64
+			addr := rawServer(t, func(c net.Conn) {
+				conns.Add(1)
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+					if req.URL.Path == "/a" {
+						time.Sleep(20 * time.Millisecond) // after the pool took the connection back
+						io.WriteString(c, tc.extra)
+					}
+				}
+			})
+			o := testPool(5*time.Second, 64<<10)
+			defer o.CloseIdle()
+			if _, body, err := roundTripBody(t, o, http.MethodGet, "http://"+addr+"/a"); err != nil || body != "ok" {
+				t.Fatalf("/a: %q %v", body, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+			resp, body, err := roundTripBody(t, o, http.MethodGet, "http://"+addr+"/b")
+			if err != nil || resp.StatusCode != http.StatusOK || body != "ok" {
+				t.Fatalf("/b: %v %q %v, want its own answer", resp, body, err)
+			}
+			if got := conns.Load(); got != 2 {
+				t.Errorf("connections = %d, want 2 (the first closed)", got)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestOverrideNeverSharesPrivatePages: with the no-store override on (the
@@ -174,6 +175,40 @@ func TestRevalidationCookieNotShared(t *testing.T) {
 		if xc, c := r.header.Get(HeaderCache), r.header.Get("Set-Cookie"); xc != want.xCache || c != want.cookie {
 			t.Errorf("request %d: X-Cache %s, Set-Cookie %q; want %s, %q", i, xc, c, want.xCache, want.cookie)
 		}
+	}
+}
+
+// TestUnsolicitedResponseNotRelayed: an origin that sends a second
+// response on a keep-alive connection after the one it owed (here alice's
+// page, then a page meant for her alone) must not have that second
+// response read as the answer to the next client's request on the pooled
+// connection. Through curl.
+func TestUnsolicitedResponseNotRelayed(t *testing.T) {
+	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/alice" {
+			io.WriteString(w, "page of "+r.URL.Path)
+			return
+		}
+		c, bw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\npage of alice")
+		bw.Flush()
+		time.Sleep(50 * time.Millisecond) // the proxy has pooled the connection
+		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nalice secret")
+		bw.Flush()
+		time.Sleep(200 * time.Millisecond)
+	})
+	e := newEnv(t, envOpts{})
+	if r := e.curl(o.URL + "/alice"); r.exit != 0 || r.body != "page of alice" {
+		t.Fatalf("alice: exit %d %q %s", r.exit, r.body, r.stderr)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if r := e.curl(o.URL + "/bob"); r.exit != 0 || r.body != "page of /bob" {
+		t.Errorf("bob: exit %d %q, want his own page", r.exit, r.body)
 	}
 }
 
