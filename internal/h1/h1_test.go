@@ -65,6 +65,25 @@ func rawServer(t *testing.T, serve func(c net.Conn)) string {
 	return ln.Addr().String()
 }
 
+// requestServer is a rawServer that reads the requests of each connection
+// one after the other and passes each to respond; it counts connections.
+func requestServer(t *testing.T, respond func(c net.Conn, req *http.Request)) (string, *atomic.Int64) {
+	t.Helper()
+	var conns atomic.Int64
+	addr := rawServer(t, func(c net.Conn) {
+		conns.Add(1)
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			respond(c, req)
+		}
+	})
+	return addr, &conns
+}
+
 func getReq(t *testing.T, ctx context.Context, method, rawURL string) *http.Request {
 	t.Helper()
 	r, err := http.NewRequestWithContext(ctx, method, rawURL, nil)
@@ -691,25 +710,16 @@ func TestClientNoContentWithStrayBody(t *testing.T) {
 		{"plain", "HTTP/1.1 204 No Content\r\n\r\n", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var conns atomic.Int64
-			addr := rawServer(t, func(c net.Conn) {
-				conns.Add(1)
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
+			addr, conns := requestServer(t, func(c net.Conn, req *http.Request) {
+				if req.URL.Path == "/204" {
+					io.WriteString(c, tc.head)
+					time.Sleep(20 * time.Millisecond) // the body in its own packet, after the pool took the conn back
+					if strings.Contains(tc.head, "Content-Length: 12") || strings.Contains(tc.head, "chunked") {
+						io.WriteString(c, "hello /204 1")
 					}
-					if req.URL.Path == "/204" {
-						io.WriteString(c, tc.head)
-						time.Sleep(20 * time.Millisecond) // the body in its own packet, after the pool took the conn back
-						if strings.Contains(tc.head, "Content-Length: 12") || strings.Contains(tc.head, "chunked") {
-							io.WriteString(c, "hello /204 1")
-						}
-						continue
-					}
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+					return
 				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 			})
 			o := testPool(5*time.Second, 64<<10)
 			defer o.CloseIdle()
@@ -739,20 +749,11 @@ func TestClientUnsolicitedResponse(t *testing.T) {
 		{"long body", "secret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var conns atomic.Int64
-			addr := rawServer(t, func(c net.Conn) {
-				conns.Add(1)
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-					if req.URL.Path == "/a" {
-						time.Sleep(20 * time.Millisecond) // after the pool took the connection back
-						io.WriteString(c, tc.extra)
-					}
+			addr, conns := requestServer(t, func(c net.Conn, req *http.Request) {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				if req.URL.Path == "/a" {
+					time.Sleep(20 * time.Millisecond) // after the pool took the connection back
+					io.WriteString(c, tc.extra)
 				}
 			})
 			o := testPool(5*time.Second, 64<<10)
