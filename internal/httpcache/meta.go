@@ -10,12 +10,12 @@ import (
 // metaVersion is the layout of the metadata records: 2 added the data
 // record number; 3 and 4 have the same layout, and mark caches written
 // since the override was refused to requests with credentials
-// (override.go), and since a response to a request with cookies is a
-// variant of those cookies (store.go). Records of earlier versions are
-// dropped at Open as corrupt, with their data records: those of version 1
-// had data keyed by variant key, and those of versions 2 and 3 may hold a
-// page fetched with one user's cookie that any other user would be
-// served.
+// (override.go), and since a response to a request with cookies or
+// credentials is a variant of them (store.go). Records of earlier
+// versions are dropped at Open as corrupt, with their data records: those
+// of version 1 had data keyed by variant key, and those of versions 2 and
+// 3 may hold a page fetched with one user's cookie or credentials that
+// any other user would be served.
 const metaVersion = 4
 
 // encodeMeta serializes the index record of v (without its key).

@@ -35,15 +35,19 @@ func (c *Cache) store(req *http.Request, status int, header http.Header, body []
 		return false, "body larger than the entry limit", nil
 	}
 	names, ok := varyNames(header)
-	if ok && len(req.Header.Values("Cookie")) > 0 && !slices.Contains(names, "Cookie") {
-		// A response to a request with cookies may be one user's page even
-		// when the origin forgot to say so (no private, no Vary: Cookie):
-		// it is stored as a variant of the request's cookies, so that only
-		// a request with the same cookies finds it (as if it said
-		// Vary: Cookie). RFC 9111 lets a shared cache store it for all.
-		names = append(names, "Cookie")
-		slices.Sort(names)
-		ok = len(names) <= MaxVaryFields
+	for _, f := range credentialFields {
+		if ok && len(req.Header.Values(f)) > 0 && !slices.Contains(names, f) {
+			// A response to a request with cookies or credentials may be
+			// one user's page even when the origin forgot to say so (no
+			// private, no Vary: Cookie; must-revalidate or s-maxage on an
+			// authenticated answer): it is stored as a variant of the
+			// request's field, so that only a request with the same
+			// cookies or credentials finds it (as if the response said
+			// Vary: Cookie). RFC 9111 lets a shared cache store it for all.
+			names = append(names, f)
+			slices.Sort(names)
+			ok = len(names) <= MaxVaryFields
+		}
 	}
 	if !ok {
 		return false, "too many Vary fields", nil

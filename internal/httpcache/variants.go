@@ -10,20 +10,35 @@ import (
 	"strings"
 )
 
+// credentialFields are the request fields that tie a response to one
+// user: a response to a request with one of them is stored as a variant of
+// its value (store), and a request with one is answered only by such a
+// variant (selectLocked).
+var credentialFields = []string{"Authorization", "Cookie"}
+
 // selectLocked picks the newest variant of pk matching the request's Vary
-// values and Accept. A request with cookies is only answered by a variant
-// stored for the same cookies (see store): a page stored for a request
-// without them is what a logged-out visitor sees, not this user.
+// values and Accept. A request with cookies or credentials is only
+// answered by a variant stored for the same ones (see store): a page
+// stored for a request without them is what a logged-out visitor sees,
+// not this user.
 func (c *Cache) selectLocked(pk string, h http.Header) *variant {
 	vs := c.mu.groups[pk]
-	cookies := len(h.Values("Cookie")) > 0
+	var need []string // credential fields the request has
+	for _, f := range credentialFields {
+		if len(h.Values(f)) > 0 {
+			need = append(need, f)
+		}
+	}
+next:
 	for i := len(vs) - 1; i >= 0; i-- {
 		v := vs[i]
 		if !Acceptable(h, v.mediaType) {
 			continue
 		}
-		if cookies && !slices.Contains(v.varyNames, "Cookie") {
-			continue
+		for _, f := range need {
+			if !slices.Contains(v.varyNames, f) {
+				continue next
+			}
 		}
 		ok := true
 		for j, name := range v.varyNames {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,43 +102,57 @@ func TestOverrideStillAppliesToAnonymousPages(t *testing.T) {
 	}
 }
 
-// TestCookiedPagesAreNotShared: a page that the origin lets any cache keep
-// (max-age, no private, no Vary) but renders for the request's cookie is
-// stored as that cookie's variant: alice gets her page again from the
-// cache, and bob and a client without cookies get their own from the
-// origin, never hers.
+// TestCookiedPagesAreNotShared: a page that the origin lets a shared cache
+// keep (max-age, no private, no Vary; must-revalidate on an authenticated
+// answer, which RFC 9111 §3.5 lets a shared cache reuse) but renders for
+// the request's cookie or credentials is stored as their variant: alice
+// gets her page again from the cache, and bob and a client without them
+// get their own from the origin, never hers.
 func TestCookiedPagesAreNotShared(t *testing.T) {
-	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
-		user := "anonymous"
-		if c, err := r.Cookie("session"); err == nil {
-			user = c.Value
-		}
-		w.Header().Set("Cache-Control", "max-age=600")
-		io.WriteString(w, "page of "+user)
-	})
-	e := newEnv(t, envOpts{cache: true})
-	u := o.URL + "/me"
-	for i, c := range []struct {
-		args    []string
-		want    string
-		wantHit bool
+	for _, tc := range []struct {
+		name       string
+		alice, bob []string
+		cc         string
 	}{
-		{[]string{"-b", "session=alice"}, "page of alice", false},
-		{[]string{"-b", "session=bob"}, "page of bob", false},
-		{nil, "page of anonymous", false},
-		{[]string{"-b", "session=alice"}, "page of alice", true},
-		{nil, "page of anonymous", true},
+		{"cookie", []string{"-b", "session=alice"}, []string{"-b", "session=bob"}, "max-age=600"},
+		{"authorization", []string{"-H", "Authorization: Bearer alice"}, []string{"-H", "Authorization: Bearer bob"}, "must-revalidate, max-age=600"},
 	} {
-		r := e.curl(append(c.args, u)...)
-		if r.exit != 0 || r.body != c.want {
-			t.Errorf("request %d %v: exit %d %q (X-Cache %s), want %q", i, c.args, r.exit, r.body, r.header.Get(HeaderCache), c.want)
-		}
-		if hit := r.header.Get(HeaderCache) == "HIT"; hit != c.wantHit {
-			t.Errorf("request %d %v: X-Cache %s, want a hit: %v", i, c.args, r.header.Get(HeaderCache), c.wantHit)
-		}
-	}
-	if n := len(o.pages()); n != 3 {
-		t.Errorf("origin saw %d requests, want 3 (one per user)", n)
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+				user := "anonymous"
+				if c, err := r.Cookie("session"); err == nil {
+					user = c.Value
+				} else if a := r.Header.Get("Authorization"); a != "" {
+					user = strings.TrimPrefix(a, "Bearer ")
+				}
+				w.Header().Set("Cache-Control", tc.cc)
+				io.WriteString(w, "page of "+user)
+			})
+			e := newEnv(t, envOpts{cache: true})
+			u := o.URL + "/me"
+			for i, c := range []struct {
+				args    []string
+				want    string
+				wantHit bool
+			}{
+				{tc.alice, "page of alice", false},
+				{tc.bob, "page of bob", false},
+				{nil, "page of anonymous", false},
+				{tc.alice, "page of alice", true},
+				{nil, "page of anonymous", true},
+			} {
+				r := e.curl(append(slices.Clone(c.args), u)...)
+				if r.exit != 0 || r.body != c.want {
+					t.Errorf("request %d %v: exit %d %q (X-Cache %s), want %q", i, c.args, r.exit, r.body, r.header.Get(HeaderCache), c.want)
+				}
+				if hit := r.header.Get(HeaderCache) == "HIT"; hit != c.wantHit {
+					t.Errorf("request %d %v: X-Cache %s, want a hit: %v", i, c.args, r.header.Get(HeaderCache), c.wantHit)
+				}
+			}
+			if n := len(o.pages()); n != 3 {
+				t.Errorf("origin saw %d requests, want 3 (one per user)", n)
+			}
+		})
 	}
 }
 
