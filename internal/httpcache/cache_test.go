@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -188,6 +189,24 @@ func TestCacheCookieVariants(t *testing.T) {
 	}
 	if res := c.Lookup(get(u), t0); bodyOf(res) != "anonymous" {
 		t.Errorf("no cookie: %v %q, want the anonymous page", res.Action, bodyOf(res))
+	}
+}
+
+func TestImplicitVary(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		req, resp http.Header
+		want      []string
+	}{
+		{"plain", hdr(), hdr("Content-Type", "text/html"), nil},
+		{"cookie", hdr("Cookie", "a=b"), hdr(), []string{"Cookie"}},
+		{"authorization and cookie", hdr("Authorization", "Bearer x", "Cookie", "a=b"), hdr(), []string{"Authorization", "Cookie"}},
+		{"gzip", hdr("Accept-Encoding", "gzip"), hdr("Content-Encoding", "gzip"), []string{"Accept-Encoding"}},
+		{"identity coding", hdr(), hdr("Content-Encoding", "identity"), nil},
+	} {
+		if got := implicitVary(tc.req, tc.resp); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -28,8 +28,9 @@
 // Keys: an entry is found by method and URL, then one of up to
 // Options.MaxVariants stored variants is chosen by the request's values
 // of the response's Vary fields (RFC 9111 §4.1; a response to a request
-// with Cookie or Authorization varies on it whatever it says, and a
-// request with one matches only such a variant) and by content type: a
+// with Cookie or Authorization varies on it whatever it says, a request
+// with one matches only such a variant, and a compressed response varies
+// on Accept-Encoding: implicitVary) and by content type: a
 // request whose Accept field names specific media types is only served a
 // variant of an acceptable type. (The polite-proxy thesis keyed on the
 // request's Content-Type field; Accept is the field HTTP defines for this,

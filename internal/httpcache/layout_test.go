@@ -102,13 +102,15 @@ func TestCacheOldLayoutDropped(t *testing.T) {
 }
 
 // TestCacheOldVersionsDropped: a cache written before the override was
-// refused to requests with credentials (metadata version 2), or before a
-// response to a request with cookies became a variant of them (version 3),
-// may hold a page fetched with one user's cookie; such records are dropped
-// at Open, so that no other user is ever served them.
+// refused to requests with credentials (metadata version 2), before a
+// response to a request with cookies or credentials became a variant of
+// them (versions 3 and 4), or before a compressed response became a
+// variant of Accept-Encoding (4), may hold a page fetched with one user's
+// cookie; such records are dropped at Open, so that no other user is
+// ever served them.
 func TestCacheOldVersionsDropped(t *testing.T) {
 	t.Parallel()
-	for _, ver := range []byte{2, 3} {
+	for _, ver := range []byte{2, 3, 4} {
 		t.Run(fmt.Sprint("version ", ver), func(t *testing.T) {
 			dir := t.TempDir()
 			db := openDB(t, dir)

@@ -8,15 +8,17 @@ import (
 )
 
 // metaVersion is the layout of the metadata records: 2 added the data
-// record number; 3 and 4 have the same layout, and mark caches written
+// record number; 3 to 5 have the same layout, and mark caches written
 // since the override was refused to requests with credentials
-// (override.go), and since a response to a request with cookies or
-// credentials is a variant of them (store.go). Records of earlier
-// versions are dropped at Open as corrupt, with their data records: those
-// of version 1 had data keyed by variant key, and those of versions 2 and
-// 3 may hold a page fetched with one user's cookie or credentials that
-// any other user would be served.
-const metaVersion = 4
+// (override.go), since a response to a request with cookies or
+// credentials is a variant of them, and since a compressed response is a
+// variant of the request's Accept-Encoding (implicitVary). Records of
+// earlier versions are dropped at Open as corrupt, with their data
+// records: those of version 1 had data keyed by variant key, those of
+// versions 2 to 4 may hold a page fetched with one user's cookie or
+// credentials that any other user would be served, or a compressed page
+// that a client unable to read it would be served.
+const metaVersion = 5
 
 // encodeMeta serializes the index record of v (without its key).
 func encodeMeta(v *variant) []byte { return appendMeta(nil, v) }

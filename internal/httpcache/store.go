@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -35,15 +36,8 @@ func (c *Cache) store(req *http.Request, status int, header http.Header, body []
 		return false, "body larger than the entry limit", nil
 	}
 	names, ok := varyNames(header)
-	for _, f := range credentialFields {
-		if ok && len(req.Header.Values(f)) > 0 && !slices.Contains(names, f) {
-			// A response to a request with cookies or credentials may be
-			// one user's page even when the origin forgot to say so (no
-			// private, no Vary: Cookie; must-revalidate or s-maxage on an
-			// authenticated answer): it is stored as a variant of the
-			// request's field, so that only a request with the same
-			// cookies or credentials finds it (as if the response said
-			// Vary: Cookie). RFC 9111 lets a shared cache store it for all.
+	for _, f := range implicitVary(req.Header, header) {
+		if ok && !slices.Contains(names, f) {
 			names = append(names, f)
 			slices.Sort(names)
 			ok = len(names) <= MaxVaryFields
@@ -81,6 +75,32 @@ func (c *Cache) store(req *http.Request, status int, header http.Header, body []
 	}
 	c.stores.Add(1)
 	return true, "", nil
+}
+
+// implicitVary returns the request fields a response varies on although
+// it may not say so, which store adds to its Vary fields:
+//
+//   - Cookie and Authorization, when the request has them: the response
+//     may be one user's page even when the origin forgot to mark it (no
+//     private, no Vary: Cookie; must-revalidate or s-maxage on an
+//     authenticated answer, which RFC 9111 §3.5 lets a shared cache
+//     reuse), so only a request with the same cookies or credentials may
+//     be answered from it;
+//   - Accept-Encoding, when the response has a content coding: an origin
+//     that compresses for clients that ask, without Vary: Accept-Encoding,
+//     would otherwise have its gzip served to a client that cannot read
+//     it (Python's urllib, curl without --compressed).
+func implicitVary(reqHeader, respHeader http.Header) []string {
+	var fs []string
+	for _, f := range credentialFields {
+		if len(reqHeader.Values(f)) > 0 {
+			fs = append(fs, f)
+		}
+	}
+	if ce := strings.TrimSpace(respHeader.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
+		fs = append(fs, "Accept-Encoding")
+	}
+	return fs
 }
 
 // errInvalidated: put of a URL invalidated while its store was reserved.

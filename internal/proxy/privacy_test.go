@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"compress/gzip"
 	"io"
 	"net/http"
 	"slices"
@@ -224,6 +225,50 @@ func TestUnsolicitedResponseNotRelayed(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if r := e.curl(o.URL + "/bob"); r.exit != 0 || r.body != "page of /bob" {
 		t.Errorf("bob: exit %d %q, want his own page", r.exit, r.body)
+	}
+}
+
+// TestEncodedPagesNotServedToPlainClients: an origin that gzips for the
+// clients that ask for it, without Vary: Accept-Encoding, never has its
+// gzip served from the cache to a client that did not ask (curl without
+// --compressed, as Python's urllib): the compressed response is a variant
+// of the request's Accept-Encoding. Through curl.
+func TestEncodedPagesNotServedToPlainClients(t *testing.T) {
+	const text = "plain text of the page"
+	o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=600")
+		w.Header().Set("Content-Type", "text/plain")
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			io.WriteString(w, text)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, text)
+		zw.Close()
+	})
+	e := newEnv(t, envOpts{cache: true})
+	u := o.URL + "/page"
+	for i, c := range []struct {
+		args     []string
+		encoding string // Content-Encoding the client must get
+		hit      bool
+	}{
+		{[]string{"--compressed"}, "gzip", false},
+		{nil, "", false}, // not the gzip stored just before
+		{[]string{"--compressed"}, "", true},
+		{nil, "", true},
+	} {
+		r := e.curl(append(slices.Clone(c.args), u)...)
+		if r.exit != 0 || r.body != text {
+			t.Errorf("request %d %v: exit %d body %q, want the text", i, c.args, r.exit, r.body)
+		}
+		if got := r.header.Get("Content-Encoding"); got != c.encoding {
+			t.Errorf("request %d %v: Content-Encoding %q, want %q", i, c.args, got, c.encoding)
+		}
+		if hit := r.header.Get(HeaderCache) == "HIT"; hit != c.hit {
+			t.Errorf("request %d %v: X-Cache %s, want a hit: %v", i, c.args, r.header.Get(HeaderCache), c.hit)
+		}
 	}
 }
 
