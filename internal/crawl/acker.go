@@ -8,6 +8,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/traps"
 )
 
 // ack is one URL a worker is done with.
@@ -197,13 +198,25 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 		}
 		return
 	}
-	added := map[string]int{}
+	type counts struct{ dynamic, static int }
+	added := map[string]*counts{}
 	off := 0
 	for _, a := range kept {
 		for i := range a.items {
-			if st[off+i] == frontier.OK {
-				if h := hostOf(a.items[i].Info.URL); h != "" {
-					added[h]++
+			if st[off+i] != frontier.OK {
+				continue
+			}
+			u := a.items[i].Info.URL
+			if h := hostOf(u); h != "" {
+				n := added[h]
+				if n == nil {
+					n = &counts{}
+					added[h] = n
+				}
+				if traps.Dynamic(u) {
+					n.dynamic++
+				} else {
+					n.static++
 				}
 			}
 		}
@@ -215,8 +228,8 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 		c.ackDone()
 	}
 	for h, n := range added {
-		c.tr.Admitted(h, n)
-		c.metrics.discovered.Add(float64(n))
+		c.tr.Admitted(h, n.dynamic, n.static)
+		c.metrics.discovered.Add(float64(n.dynamic + n.static))
 	}
 }
 

@@ -1,9 +1,10 @@
 // Package traps keeps a crawl out of spider traps (the Viúva Negra report §4.1, §5.4) with
 // per-site limits whose defaults are the thresholds of the Viúva Negra report §6 (Table
-// 7): at most 5,000 URLs per site, 10 duplicates per site, 200-character
-// URLs, 60 s per download and 2 MB per content, and depth 5 for numbered
-// URLs (calendars, date archives, pagination) but 20 for the others (the
-// report found its depth 5 cut sites with no trap, §6); plus a limit
+// 7): 10 duplicates per site, 200-character URLs, 60 s per download and
+// 2 MB per content, and 5,000 URLs per site and depth 5 for numbered or
+// query URLs (calendars, date archives, paginations, searches) but 100,000
+// URLs and depth 20 for the others (documentation runs past 5,000 pages and
+// 5 links; the report found its depth 5 cut sites with no trap, §6); plus a limit
 // on repeated path segments (growing URLs such as /spider/spider/spider/,
 // §4.1) and one on host names per registrable domain (DNS wildcards, §4.1).
 //
@@ -50,6 +51,7 @@ const (
 	Size                  Kind = "size"
 	bucketName                 = "traps/"
 	defaultURLs                = 5000
+	defaultStaticURLs          = 100_000
 	defaultDepth               = 20
 	defaultNumberedDepth       = 5
 	defaultDuplicates          = 10
@@ -67,8 +69,15 @@ var Kinds = []Kind{URLsPerSite, Depth, Duplicates, URLLength, RepeatedSegments, 
 // Limits are the thresholds. For every field 0 means the default and a
 // negative value means no limit.
 type Limits struct {
-	// MaxURLsPerSite: URLs admitted per site (the Viúva Negra report §6: 5,000).
+	// MaxURLsPerSite: dynamic URLs admitted per site (see Dynamic: a query,
+	// or a numbered segment), the shapes of the traps that breed URLs
+	// without end. Default 5,000, the Viúva Negra report's threshold (§6).
 	MaxURLsPerSite int `yaml:"max-urls-per-site"`
+	// MaxStaticURLsPerSite: the other URLs admitted per site (named paths
+	// without a query, as documentation has). Default 100,000: a backstop
+	// behind depth, length and segment limits; Debian's libstdc++ reference
+	// alone is 5,300 URLs.
+	MaxStaticURLsPerSite int `yaml:"max-static-urls-per-site"`
 	// MaxDepth: link hops from a seed. Seeds are depth 0. Default 20, as
 	// Heritrix's hop limit: the Viúva Negra report's depth 5 (§6) cut 11.3 %
 	// of its sites, on none of which it found a hazard, and it concluded
@@ -105,6 +114,7 @@ func (l Limits) WithDefaults() Limits {
 		}
 	}
 	def(&l.MaxURLsPerSite, defaultURLs)
+	def(&l.MaxStaticURLsPerSite, defaultStaticURLs)
 	def(&l.MaxDepth, defaultDepth)
 	def(&l.MaxNumberedDepth, defaultNumberedDepth)
 	def(&l.MaxDuplicatesPerSite, defaultDuplicates)
@@ -174,7 +184,8 @@ type Checker struct {
 
 // siteCounters is one site's counters (persisted).
 type siteCounters struct {
-	urls, dups int
+	// urls counts the dynamic URLs admitted, static the others.
+	urls, static, dups int
 	// trapShaped, chain and pattern count the duplicates DuplicateOf
 	// found trap-shaped, chained, and the most sharing one pattern.
 	trapShaped, chain, pattern int
@@ -231,15 +242,22 @@ func Open(db *kv.DB, limits Limits, opts Options) (*Checker, error) {
 // Limits returns the limits in force (defaults filled in).
 func (c *Checker) Limits() Limits { return c.limits }
 
-// countersV2 marks the encoding with the duplicate rule's counters; the
-// older one (urls, dups, kind) is still read. No Kind starts with it.
-const countersV2 = 0xff
+// countersV3 marks the encoding with the static URL counter, countersV2
+// the one with the duplicate rule's counters (urls then counted every URL);
+// the older one (urls, dups, kind) is still read. No Kind starts with them.
+const (
+	countersV2 = 0xff
+	countersV3 = 0xfe
+)
 
 func decodeSite(v []byte) (*siteCounters, error) {
-	var f [5]uint64
+	var f [6]uint64
 	nf := 2
-	if len(v) > 0 && v[0] == countersV2 {
+	switch {
+	case len(v) > 0 && v[0] == countersV2:
 		v, nf = v[1:], 5
+	case len(v) > 0 && v[0] == countersV3:
+		v, nf = v[1:], 6
 	}
 	for i := 0; i < nf; i++ {
 		x, n := binary.Uvarint(v)
@@ -248,12 +266,12 @@ func decodeSite(v []byte) (*siteCounters, error) {
 		}
 		f[i], v = x, v[n:]
 	}
-	return &siteCounters{urls: int(f[0]), dups: int(f[1]), trapShaped: int(f[2]), chain: int(f[3]), pattern: int(f[4]), trapped: Kind(v)}, nil
+	return &siteCounters{urls: int(f[0]), dups: int(f[1]), trapShaped: int(f[2]), chain: int(f[3]), pattern: int(f[4]), static: int(f[5]), trapped: Kind(v)}, nil
 }
 
 func (s *siteCounters) encode() []byte {
-	b := []byte{countersV2}
-	for _, x := range []int{s.urls, s.dups, s.trapShaped, s.chain, s.pattern} {
+	b := []byte{countersV3}
+	for _, x := range []int{s.urls, s.dups, s.trapShaped, s.chain, s.pattern, s.static} {
 		b = binary.AppendUvarint(b, uint64(x))
 	}
 	return append(b, s.trapped...)
@@ -358,7 +376,7 @@ func letters(s string) bool {
 func (c *Checker) detailLocked(k Kind) string {
 	switch k {
 	case URLsPerSite:
-		return fmt.Sprintf("%d URLs reached", c.limits.MaxURLsPerSite)
+		return fmt.Sprintf("%d dynamic or %d static URLs reached", c.limits.MaxURLsPerSite, c.limits.MaxStaticURLsPerSite)
 	case Duplicates:
 		return fmt.Sprintf("more than %d trap-shaped duplicates", c.limits.MaxDuplicatesPerSite)
 	}
@@ -372,19 +390,53 @@ func (c *Checker) hit(v Verdict) Verdict {
 	return v
 }
 
-// Admitted counts n new URLs of site taken by the frontier. When the site
-// reaches MaxURLsPerSite it stops admitting URLs (OnTrap is told once).
-func (c *Checker) Admitted(site string, n int) {
-	if n <= 0 {
+// Admitted counts the new URLs of site taken by the frontier: dynamic
+// ones (Dynamic) and static ones. When the site reaches MaxURLsPerSite
+// dynamic or MaxStaticURLsPerSite static URLs it stops admitting URLs
+// (OnTrap is told once).
+func (c *Checker) Admitted(site string, dynamic, static int) {
+	if dynamic <= 0 && static <= 0 {
 		return
 	}
 	c.update(site, func(s *siteCounters) Kind {
-		s.urls += n
-		if c.limits.MaxURLsPerSite > 0 && s.urls >= c.limits.MaxURLsPerSite {
+		s.urls += max(dynamic, 0)
+		s.static += max(static, 0)
+		l := &c.limits
+		if l.MaxURLsPerSite > 0 && s.urls >= l.MaxURLsPerSite || l.MaxStaticURLsPerSite > 0 && s.static >= l.MaxStaticURLsPerSite {
 			return URLsPerSite
 		}
 		return ""
 	})
+}
+
+// Dynamic reports whether raw, an absolute URL, has a query or a numbered
+// path segment (Numbered): the URLs that searches, facets, sort orders,
+// calendars and paginations breed without end, which MaxURLsPerSite
+// bounds. It reads the string without parsing it (the crawler asks for
+// every new outlink).
+func Dynamic(raw string) bool {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return false
+	}
+	rest, _, _ = strings.Cut(rest, "#")
+	path, query, hasQuery := strings.Cut(rest, "?")
+	if hasQuery && query != "" {
+		return true
+	}
+	i := strings.IndexByte(path, '/')
+	if i < 0 {
+		return false
+	}
+	for seg := range strings.SplitSeq(path[i+1:], "/") {
+		if j := strings.LastIndexByte(seg, '.'); j >= 0 && letters(seg[j+1:]) {
+			seg = seg[:j]
+		}
+		if counted(seg) {
+			return true
+		}
+	}
+	return false
 }
 
 // Duplicate counts one duplicate page of site of which nothing else is

@@ -1,6 +1,7 @@
 package traps
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/url"
 	"strings"
@@ -149,11 +150,11 @@ func TestSiteLimitsPersist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Admitted("big.test", 6)
+	c.Admitted("big.test", 6, 0)
 	if _, stopped := c.Stopped("big.test"); stopped {
 		t.Fatal("stopped below the limit")
 	}
-	c.Admitted("big.test", 4)
+	c.Admitted("big.test", 4, 0)
 	if k, stopped := c.Stopped("big.test"); !stopped || k != URLsPerSite {
 		t.Fatalf("not stopped at 10 URLs: %v %v", k, stopped)
 	}
@@ -172,7 +173,7 @@ func TestSiteLimitsPersist(t *testing.T) {
 	if len(events) != 2 || events[0] != "big.test urls-per-site" || events[1] != "dup.test duplicates" {
 		t.Errorf("events = %v, want one per stopped site", events)
 	}
-	c.Admitted("small.test", 3)
+	c.Admitted("small.test", 3, 0)
 	if err := c.Persist(); err != nil {
 		t.Fatal(err)
 	}
@@ -195,11 +196,11 @@ func TestSiteLimitsPersist(t *testing.T) {
 	if ss := c.StoppedSites(); len(ss) != 2 || ss[1].Site != "dup.test" || len(ss[1].Examples) != 3 || ss[1].Chained != 4 || ss[1].Duplicates != 4 {
 		t.Errorf("stopped sites after reopen = %+v", ss)
 	}
-	c.Admitted("small.test", 6)
+	c.Admitted("small.test", 6, 0)
 	if _, stopped := c.Stopped("small.test"); stopped {
 		t.Error("small.test stopped early")
 	}
-	c.Admitted("small.test", 1)
+	c.Admitted("small.test", 1, 0)
 	if _, stopped := c.Stopped("small.test"); !stopped {
 		t.Error("small.test count lost on reopen (3+7 = 10)")
 	}
@@ -219,7 +220,7 @@ func TestHostsPerDomain(t *testing.T) {
 		if v := check(t, c, h, "http://"+h+"/", 1); !v.OK() {
 			t.Fatalf("host %d refused: %v", i, v)
 		}
-		c.Admitted(h, 1)
+		c.Admitted(h, 1, 0)
 	}
 	if v := check(t, c, "h9.wild.test", "http://h9.wild.test/", 1); v.Kind != HostsPerDomain {
 		t.Errorf("4th host of a wildcard domain: %v", v)
@@ -267,4 +268,90 @@ func FuzzNumbered(f *testing.F) {
 			t.Fatalf("%q numbered, %q not", raw, v.String())
 		}
 	})
+}
+
+func TestDynamic(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want bool
+	}{
+		{"http://a.test/", false},
+		{"http://a.test", false},
+		{"http://a.test/manual/a01120.html", false},
+		{"http://a.test/classstd_1_1vector.html", false},
+		{"http://a.test/search?q=x", true},
+		{"http://a.test/dir/?C=M;O=A", true},
+		{"http://a.test/list?", false},
+		{"http://a.test/calendar/2026/11/", true},
+		{"http://a.test/item/12345.html", true},
+		{"http://a.test/page.html#2026", false},
+		{"not a url", false},
+	} {
+		if got := Dynamic(tc.url); got != tc.want {
+			t.Errorf("Dynamic(%q) = %v, want %v", tc.url, got, tc.want)
+		}
+	}
+}
+
+// TestStaticURLsPerSite: dynamic and static URLs are counted apart, each
+// against its own limit, and the static count survives a reopen; counters
+// written before it existed read as no static URLs.
+func TestStaticURLsPerSite(t *testing.T) {
+	dir := t.TempDir()
+	db, err := kv.Open(dir, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := Limits{MaxURLsPerSite: 3, MaxStaticURLsPerSite: 5}
+	c, err := Open(db, lim, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Admitted("docs.test", 2, 3)
+	c.Admitted("search.test", 3, 0)
+	if _, stopped := c.Stopped("docs.test"); stopped {
+		t.Error("docs.test stopped below both limits")
+	}
+	if k, stopped := c.Stopped("search.test"); !stopped || k != URLsPerSite {
+		t.Errorf("search.test not stopped at 3 dynamic URLs: %v %v", k, stopped)
+	}
+	// A counter in the encoding before the static count (version 2).
+	old := binary.AppendUvarint([]byte{countersV2}, 2)
+	for range 4 {
+		old = binary.AppendUvarint(old, 0)
+	}
+	if err := db.Bucket(bucketName).Set([]byte("old.test"), old); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Persist(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = kv.Open(dir, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err = Open(db, lim, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Admitted("docs.test", 0, 1)
+	if _, stopped := c.Stopped("docs.test"); stopped {
+		t.Error("docs.test stopped at 4 static URLs")
+	}
+	c.Admitted("docs.test", 0, 1)
+	if k, stopped := c.Stopped("docs.test"); !stopped || k != URLsPerSite {
+		t.Errorf("docs.test not stopped at 5 static URLs (count lost on reopen?): %v %v", k, stopped)
+	}
+	c.Admitted("old.test", 0, 4)
+	if _, stopped := c.Stopped("old.test"); stopped {
+		t.Error("old.test stopped: its old counter read wrong")
+	}
+	c.Admitted("old.test", 1, 0)
+	if _, stopped := c.Stopped("old.test"); !stopped {
+		t.Error("old.test not stopped at 2+1 dynamic URLs")
+	}
 }
