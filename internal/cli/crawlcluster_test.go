@@ -226,7 +226,10 @@ func TestCrawlRedisClusterPlainServer(t *testing.T) {
 	web, webAddr, mem, seeds := sharedWeb(t)
 	var procs []*crawlProc
 	for _, name := range []string{"a", "b"} {
-		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), srv.Addr, "plain", webAddr, seeds))
+		// A delay long enough that the crawl outlasts the second node's
+		// start on a loaded machine (it once took 5 s, and the first node
+		// had fetched everything alone): each host's pages then take 9 s.
+		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), srv.Addr, "plain", webAddr, seeds, "--delay", "800ms"))
 	}
 	for _, p := range procs {
 		p.wait(t, 3*time.Minute)
