@@ -32,12 +32,8 @@ func TestOverrideNeverSharesPrivatePages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
-				user := "anonymous"
-				if c, err := r.Cookie("session"); err == nil {
-					user = c.Value
-				} else if a := r.Header.Get("Authorization"); a != "" {
-					user = strings.TrimPrefix(a, "Bearer ")
-				} else if u := r.Header.Get("X-User"); u != "" && len(tt.resp) > 0 {
+				user := requestUser(r)
+				if u := r.Header.Get("X-User"); user == "anonymous" && u != "" && len(tt.resp) > 0 {
 					user = u // the response's own fields mark it private
 				}
 				w.Header().Set("Cache-Control", "no-store")
@@ -120,14 +116,8 @@ func TestCookiedPagesAreNotShared(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newOrigin(t, "", func(w http.ResponseWriter, r *http.Request) {
-				user := "anonymous"
-				if c, err := r.Cookie("session"); err == nil {
-					user = c.Value
-				} else if a := r.Header.Get("Authorization"); a != "" {
-					user = strings.TrimPrefix(a, "Bearer ")
-				}
 				w.Header().Set("Cache-Control", tc.cc)
-				io.WriteString(w, "page of "+user)
+				io.WriteString(w, "page of "+requestUser(r))
 			})
 			e := newEnv(t, envOpts{cache: true})
 			u := o.URL + "/me"
@@ -292,4 +282,16 @@ func TestTraceRedactsCredentials(t *testing.T) {
 	if s := e.cache.Stats(); s.Stores != 0 {
 		t.Errorf("a response to a URL with credentials was stored: %+v", s)
 	}
+}
+
+// requestUser is the user a test origin renders a page for: the session
+// cookie, else the bearer token, else "anonymous".
+func requestUser(r *http.Request) string {
+	if c, err := r.Cookie("session"); err == nil {
+		return c.Value
+	}
+	if a := r.Header.Get("Authorization"); a != "" {
+		return strings.TrimPrefix(a, "Bearer ")
+	}
+	return "anonymous"
 }

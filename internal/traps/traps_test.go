@@ -174,22 +174,8 @@ func TestSiteLimitsPersist(t *testing.T) {
 		t.Errorf("events = %v, want one per stopped site", events)
 	}
 	c.Admitted("small.test", 3, 0)
-	if err := c.Persist(); err != nil {
-		t.Fatal(err)
-	}
 	// Reopen: counters survive.
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = kv.Open(dir, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	c, err = Open(db, Limits{MaxURLsPerSite: 10, MaxDuplicatesPerSite: 2}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _ = reopen(t, c, db, dir, Limits{MaxURLsPerSite: 10, MaxDuplicatesPerSite: 2})
 	if k, stopped := c.Stopped("dup.test"); !stopped || k != Duplicates {
 		t.Errorf("dup.test after reopen: %v %v", k, stopped)
 	}
@@ -323,21 +309,7 @@ func TestStaticURLsPerSite(t *testing.T) {
 	if err := db.Bucket(bucketName).Set([]byte("old.test"), old); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Persist(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = kv.Open(dir, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	c, err = Open(db, lim, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _ = reopen(t, c, db, dir, lim)
 	c.Admitted("docs.test", 0, 1)
 	if _, stopped := c.Stopped("docs.test"); stopped {
 		t.Error("docs.test stopped at 4 static URLs")
@@ -354,4 +326,25 @@ func TestStaticURLsPerSite(t *testing.T) {
 	if _, stopped := c.Stopped("old.test"); !stopped {
 		t.Error("old.test not stopped at 2+1 dynamic URLs")
 	}
+}
+
+// reopen persists c, closes db and opens both again on dir with lim.
+func reopen(t *testing.T, c *Checker, db *kv.DB, dir string, lim Limits) (*Checker, *kv.DB) {
+	t.Helper()
+	if err := c.Persist(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := kv.Open(dir, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c, err = Open(db, lim, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, db
 }
