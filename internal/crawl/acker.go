@@ -198,8 +198,7 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 		}
 		return
 	}
-	type counts struct{ dynamic, static int }
-	added := map[string]*counts{}
+	added := map[string][2]int{} // per host: dynamic, static URLs (traps.Dynamic)
 	off := 0
 	for _, a := range kept {
 		for i := range a.items {
@@ -209,15 +208,12 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 			u := a.items[i].Info.URL
 			if h := hostOf(u); h != "" {
 				n := added[h]
-				if n == nil {
-					n = &counts{}
-					added[h] = n
-				}
 				if traps.Dynamic(u) {
-					n.dynamic++
+					n[0]++
 				} else {
-					n.static++
+					n[1]++
 				}
+				added[h] = n
 			}
 		}
 		off += len(a.items) + 1
@@ -228,8 +224,8 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 		c.ackDone()
 	}
 	for h, n := range added {
-		c.tr.Admitted(h, n.dynamic, n.static)
-		c.metrics.discovered.Add(float64(n.dynamic + n.static))
+		c.tr.Admitted(h, n[0], n[1])
+		c.metrics.discovered.Add(float64(n[0] + n[1]))
 	}
 }
 

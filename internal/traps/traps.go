@@ -323,13 +323,8 @@ func (c *Checker) CheckURL(site string, u *url.URL, raw string, depth int) Verdi
 // pagination and counters make such URLs without end; names with letters
 // (page-2.html, a01120.html, v1.2) are not numbered.
 func Numbered(u *url.URL) bool {
-	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
-		if i := strings.LastIndexByte(seg, '.'); i >= 0 && letters(seg[i+1:]) {
-			seg = seg[:i]
-		}
-		if counted(seg) {
-			return true
-		}
+	if numberedPath(u.EscapedPath()) {
+		return true
 	}
 	for field := range strings.FieldsFuncSeq(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
 		k, v, ok := strings.Cut(field, "=")
@@ -337,6 +332,20 @@ func Numbered(u *url.URL) bool {
 			v = k // a bare value: ?12345
 		}
 		if counted(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberedPath reports whether an escaped path has a numbered segment (its
+// file extension aside).
+func numberedPath(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if i := strings.LastIndexByte(seg, '.'); i >= 0 && letters(seg[i+1:]) {
+			seg = seg[:i]
+		}
+		if counted(seg) {
 			return true
 		}
 	}
@@ -425,18 +434,7 @@ func Dynamic(raw string) bool {
 		return true
 	}
 	i := strings.IndexByte(path, '/')
-	if i < 0 {
-		return false
-	}
-	for seg := range strings.SplitSeq(path[i+1:], "/") {
-		if j := strings.LastIndexByte(seg, '.'); j >= 0 && letters(seg[j+1:]) {
-			seg = seg[:j]
-		}
-		if counted(seg) {
-			return true
-		}
-	}
-	return false
+	return i >= 0 && numberedPath(path[i:])
 }
 
 // Duplicate counts one duplicate page of site of which nothing else is
