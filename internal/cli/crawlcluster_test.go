@@ -25,6 +25,10 @@ import (
 // node must keep it between two requests to a host, whoever made them.
 const clusterDelay = 150 * time.Millisecond
 
+// slowDelay is the flag for the tests whose nodes must all take part: the
+// crawl then outlasts a node that is slow to start.
+var slowDelay = []string{"--delay", "800ms"}
+
 func startClusterCrawl(t *testing.T, data, addrs, crawlID, webAddr string, seeds []string, flags ...string) *crawlProc {
 	t.Helper()
 	return startClusterCrawlEnv(t, nil, data, addrs, crawlID, webAddr, seeds, flags...)
@@ -70,8 +74,10 @@ func TestCrawlRedisCluster(t *testing.T) {
 	web, webAddr, mem, seeds := sharedWeb(t)
 	var procs []*crawlProc
 	for _, name := range []string{"a", "b", "c"} {
-		// Every node is given the seeds: adding them is idempotent.
-		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), addrs, "shared", webAddr, seeds))
+		// Every node is given the seeds: adding them is idempotent. The
+		// delay makes the crawl outlast a slow node start on a loaded
+		// machine (see TestCrawlRedisClusterPlainServer).
+		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), addrs, "shared", webAddr, seeds, slowDelay...))
 	}
 	// While they crawl, the membership lists them as crawl nodes.
 	crawlNode := regexp.MustCompile(`(?m)^\S+\s+crawl\s+live\s.*\sshared\s`)
@@ -229,7 +235,7 @@ func TestCrawlRedisClusterPlainServer(t *testing.T) {
 		// A delay long enough that the crawl outlasts the second node's
 		// start on a loaded machine (it once took 5 s, and the first node
 		// had fetched everything alone): each host's pages then take 9 s.
-		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), srv.Addr, "plain", webAddr, seeds, "--delay", "800ms"))
+		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), srv.Addr, "plain", webAddr, seeds, slowDelay...))
 	}
 	for _, p := range procs {
 		p.wait(t, 3*time.Minute)
