@@ -141,6 +141,15 @@ type Config struct {
 	StructuredData bool `yaml:"structured-data"`
 	// Images also follows img src links. Default false.
 	Images bool `yaml:"images"`
+	// PageRequisites also fetches everything a page needs to render
+	// (extract.Options.Requisites: images, scripts, media, the url() and
+	// @import references of styles and stylesheets), as wget
+	// --page-requisites and Heritrix's embeds do; an in-scope page's
+	// requisites are fetched even out of scope (on a CDN), up to three
+	// embeds deep (an imported stylesheet's font), as Heritrix's
+	// transclusion rule allows (it stops at two), and they do not count
+	// against max-depth. Default false.
+	PageRequisites bool `yaml:"page-requisites"`
 	// ScriptURLs also follows absolute URLs found in inline scripts by
 	// pattern. Default false.
 	ScriptURLs bool `yaml:"script-urls"`

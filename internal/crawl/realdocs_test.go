@@ -8,6 +8,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"iter"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -63,34 +65,90 @@ func TestCrawlRealDocs(t *testing.T) {
 	addr := startNginx(t, realDocs)
 
 	// The peer: wget --mirror, one tree after the other, obeying
-	// robots.txt as the crawler does. It reaches the .test hosts through
-	// nginx as its "proxy": nginx picks the virtual host of an
-	// absolute-form request by the URL's host.
+	// robots.txt as the crawler does.
 	want := map[string]map[string]bool{}
 	mirror := t.TempDir()
 	for host := range realDocs {
-		cmd := exec.Command("wget", "-q", "--mirror", "--no-parent", "-e", "robots=on", "--no-host-directories",
-			"-e", "use_proxy=on", "-e", "http_proxy=http://"+addr,
-			"--directory-prefix", filepath.Join(mirror, host), "http://"+host+"/")
-		if out, err := cmd.CombinedOutput(); err != nil && cmd.ProcessState.ExitCode() != 8 { // 8: the trees' broken links
-			t.Fatalf("wget %s: %v\n%s", host, err, out)
-		}
-		want[host] = htmlFiles(t, filepath.Join(mirror, host))
+		want[host] = files(t, wgetMirror(t, addr, mirror, host), ".html")
 		if len(want[host]) < 15 { // libffi's manual has 20 pages
 			t.Fatalf("wget fetched %d HTML pages of %s", len(want[host]), host)
 		}
 	}
 
+	dir := t.TempDir()
+	sum := crawlDocs(t, addr, dir, maps.Keys(realDocs), Config{})
+	if !sum.Finished || sum.Failed != 0 || len(sum.Stopped) != 0 || len(sum.Retired) != 0 {
+		t.Errorf("summary: finished %v, failed %d, stopped sites %+v, retired %v; want finished, none failed, stopped or retired",
+			sum.Finished, sum.Failed, sum.Stopped, sum.Retired)
+	}
+	compareFetched(t, want, fetchedPaths(t, filepath.Join(dir, "crawl.log")), "HTML pages")
+}
+
+// TestCrawlRealDocsRequisites crawls two trees with page requisites and
+// checks that the crawler fetched every file wget --mirror
+// --page-requisites fetched: pages, stylesheets, scripts, images, fonts.
+// (Python's and Django's trees: CMake's also links its sources with
+// rel=nofollow, which wget follows and the crawler does not.)
+func TestCrawlRealDocsRequisites(t *testing.T) {
+	sites := map[string]string{}
+	for _, host := range []string{"python.docs.test", "django.docs.test"} {
+		sites[host] = realDocs[host]
+		if _, err := os.Stat(filepath.Join(sites[host], "index.html")); err != nil {
+			t.Fatalf("%s: %v (run scripts/install-test-deps)", host, err)
+		}
+	}
+	addr := startNginx(t, sites)
+	want := map[string]map[string]bool{}
+	mirror := t.TempDir()
+	nonHTML := 0
+	for host := range sites {
+		want[host] = files(t, wgetMirror(t, addr, mirror, host, "--page-requisites"), "")
+		for p := range want[host] {
+			if !strings.HasSuffix(p, ".html") {
+				nonHTML++
+			}
+		}
+	}
+	if nonHTML < 20 {
+		t.Fatalf("wget fetched %d files other than HTML: the trees' requisites are not there", nonHTML)
+	}
+	dir := t.TempDir()
+	sum := crawlDocs(t, addr, dir, maps.Keys(sites), Config{PageRequisites: true})
+	if !sum.Finished || sum.Failed != 0 || len(sum.Stopped) != 0 || len(sum.Retired) != 0 {
+		t.Errorf("summary: finished %v, failed %d, stopped sites %+v, retired %v", sum.Finished, sum.Failed, sum.Stopped, sum.Retired)
+	}
+	compareFetched(t, want, fetchedPaths(t, filepath.Join(dir, "crawl.log")), "files")
+}
+
+// wgetMirror mirrors host with wget --mirror and args into a directory
+// under mirror, and returns it. wget obeys robots.txt as the crawler does
+// and reaches the .test hosts through nginx as its "proxy": nginx picks
+// the virtual host of an absolute-form request by the URL's host.
+func wgetMirror(t *testing.T, addr, mirror, host string, args ...string) string {
+	t.Helper()
+	dst := filepath.Join(mirror, host)
+	args = append([]string{"-q", "--mirror", "--no-parent", "-e", "robots=on", "--no-host-directories",
+		"-e", "use_proxy=on", "-e", "http_proxy=http://" + addr, "--directory-prefix", dst}, args...)
+	cmd := exec.Command("wget", append(args, "http://"+host+"/")...)
+	if out, err := cmd.CombinedOutput(); err != nil && cmd.ProcessState.ExitCode() != 8 { // 8: the trees' broken links
+		t.Fatalf("wget %s: %v\n%s", host, err, out)
+	}
+	return dst
+}
+
+// crawlDocs crawls the hosts' home pages, served by nginx at addr, with
+// cfg and the test's short delay, into dir.
+func crawlDocs(t *testing.T, addr, dir string, hosts iter.Seq[string], cfg Config) *Summary {
+	t.Helper()
 	res, err := resolve.New([]string{"*.docs.test=" + addr})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	var seeds []string
-	for host := range realDocs {
+	for host := range hosts {
 		seeds = append(seeds, "http://"+host+"/")
 	}
-	cfg := Config{DataDir: dir, Delay: 2 * time.Millisecond, MaxDuration: 10 * time.Minute, Workers: 16}
+	cfg.DataDir, cfg.Delay, cfg.MaxDuration, cfg.Workers = dir, 2*time.Millisecond, 10*time.Minute, 16
 	c, err := New(cfg, Options{Logger: testLogger(t), Resolver: res})
 	if err != nil {
 		t.Fatal(err)
@@ -101,12 +159,15 @@ func TestCrawlRealDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sum.Finished || sum.Failed != 0 || len(sum.Stopped) != 0 || len(sum.Retired) != 0 {
-		t.Errorf("summary: finished %v, failed %d, stopped sites %+v, retired %v; want finished, none failed, stopped or retired",
-			sum.Finished, sum.Failed, sum.Stopped, sum.Retired)
-	}
+	return sum
+}
+
+// fetchedPaths reads crawl.log: the paths answered 200, by host, named as
+// wget saves them (a directory as its index.html, a query kept).
+func fetchedPaths(t *testing.T, log string) map[string]map[string]bool {
+	t.Helper()
 	got := map[string]map[string]bool{}
-	f, err := os.Open(filepath.Join(dir, "crawl.log"))
+	f, err := os.Open(log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +187,26 @@ func TestCrawlRealDocs(t *testing.T) {
 		if strings.HasSuffix(p, "/") {
 			p += "index.html"
 		}
+		if u.RawQuery != "" {
+			p += "?" + u.RawQuery // wget's file name
+		}
 		if got[u.Host] == nil {
 			got[u.Host] = map[string]bool{}
 		}
 		got[u.Host][p] = true
 	}
-	for host, pages := range want {
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// compareFetched fails for every path of want that got lacks.
+func compareFetched(t *testing.T, want, got map[string]map[string]bool, what string) {
+	t.Helper()
+	for host, paths := range want {
 		missing := 0
-		for p := range pages {
+		for p := range paths {
 			if !got[host][p] {
 				if missing < 5 {
 					t.Errorf("%s%s: fetched by wget --mirror, not by the crawler", host, p)
@@ -141,19 +214,20 @@ func TestCrawlRealDocs(t *testing.T) {
 				missing++
 			}
 		}
-		t.Logf("%s: %d HTML pages from wget, %d missing from the crawl", host, len(pages), missing)
+		t.Logf("%s: %d %s from wget, %d missing from the crawl", host, len(paths), what, missing)
 	}
 }
 
-// htmlFiles returns the paths (from "/") of the .html files under dir.
-func htmlFiles(t *testing.T, dir string) map[string]bool {
+// files returns the paths (from "/") of the files under dir whose names
+// end in suffix ("": all).
+func files(t *testing.T, dir, suffix string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasSuffix(p, ".html") {
+		if !d.IsDir() && strings.HasSuffix(p, suffix) {
 			rel, _ := filepath.Rel(dir, p)
 			out["/"+filepath.ToSlash(rel)] = true
 		}

@@ -95,7 +95,10 @@ func (c *Crawler) firstContact(ctx context.Context, u *url.URL, l frontier.Lease
 		c.shareDelay(ctx, l.Key, g)
 		sitemaps = rules.File.Sitemaps() // relative lines resolved against the robots.txt URL
 	}
-	if !boolOr(c.cfg.Sitemaps, true) {
+	if !boolOr(c.cfg.Sitemaps, true) || !c.scope.inScope(u) {
+		// A host visited out of scope (an off-scope hop, a page
+		// requisite on a CDN) is not crawled: its sitemaps would list
+		// pages the scope refuses.
 		return
 	}
 	sitemaps = append(sitemaps, origin+"/sitemap.xml")
@@ -180,6 +183,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	var page *extract.Page
 	var content *dedup.Content // the page's main content, from extraction's tokens
 	var sm *sitemap.Sitemap
+	var css *extract.Page // a stylesheet's references, with PageRequisites
 	mt := res.MediaType()
 	switch {
 	case ok && md1(l.Metadata, mdKind) == kindSitemap:
@@ -194,10 +198,15 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		// the extractor's own tokens: one pass over the page, not two
 		// (the second pass was 40 % of the crawl's CPU on 30 KB pages).
 		content = dedup.NewContent() // released after the near-duplicate check below
-		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, ScriptURLs: c.cfg.ScriptURLs, Normalize: c.norm, Tokens: content, NoText: true, MaxBytes: c.parseMax})
+		p, err := extract.HTML(u, res.Body, res.Header.Get("Content-Type"), extract.Options{Agent: c.agent, Images: c.cfg.Images, Requisites: c.cfg.PageRequisites,
+			ScriptURLs: c.cfg.ScriptURLs, Normalize: c.norm, Tokens: content, NoText: true, MaxBytes: c.parseMax})
 		if err == nil {
 			page = p
 			directives = directives.Merge(p.Robots)
+		}
+	case ok && mt == "text/css" && c.cfg.PageRequisites:
+		if p, err := extract.CSS(u, res.Body, extract.Options{Normalize: c.norm, MaxBytes: c.parseMax}); err == nil {
+			css = p
 		}
 	}
 	if directives.NoIndex {
@@ -258,6 +267,9 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	if page != nil && follow {
 		links = page.Links
 	}
+	if css != nil && follow {
+		links = css.Links
+	}
 	if res.Redirect != nil && res.Status >= 300 && res.Status < 400 {
 		// Redirects are links: queued, not followed.
 		if rl, err := extract.Redirect(u, res.Redirect.String()); err == nil {
@@ -297,7 +309,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		ex := &warc.Exchange{
 			URL: l.URL, Date: res.Start, Request: res.RequestHeaderBytes(), ResponseHeader: res.HTTPHeaderBytes(),
 			Body: res.RawBody, PayloadDigest: digest, Revisit: revisit,
-			Metadata: append(c.warcMetadata(l, res, items, directives), sd.fields()...),
+			Metadata: append(c.warcMetadata(l, res, items, links, directives), sd.fields()...),
 		}
 		if res.RemoteAddr.IsValid() {
 			ex.IP = res.RemoteAddr.Addr().String()
@@ -348,7 +360,7 @@ func fingerprint(page *extract.Page, content *dedup.Content, body []byte) (uint6
 
 // warcMetadata builds the metadata record of an exchange (Heritrix field
 // names where they exist).
-func (c *Crawler) warcMetadata(l frontier.Lease, res *fetch.Result, items []frontier.Item, d robots.Directives) []warc.Field {
+func (c *Crawler) warcMetadata(l frontier.Lease, res *fetch.Result, items []frontier.Item, links []extract.Link, d robots.Directives) []warc.Field {
 	f := []warc.Field{
 		{Name: "hopsFromSeed", Value: md1(l.Metadata, mdPath)},
 		{Name: "fetchTimeMs", Value: strconv.FormatInt(res.Duration.Milliseconds(), 10)},
@@ -370,6 +382,24 @@ func (c *Crawler) warcMetadata(l frontier.Lease, res *fetch.Result, items []fron
 	if d.NoIndex {
 		f = append(f, warc.Field{Name: "robots-meta", Value: "noindex"})
 	}
+	// Where each outlink was found, for those not in an a/@href (a
+	// few per page: the map is made only for them).
+	type urlHop struct {
+		url string
+		hop extract.Hop
+	}
+	var where map[urlHop]string
+	for _, ln := range links {
+		if ln.Tag == "a" && ln.Attr == "href" {
+			continue
+		}
+		if where == nil {
+			where = map[urlHop]string{}
+		}
+		if k := (urlHop{ln.Abs, ln.Hop}); where[k] == "" {
+			where[k] = ln.Context()
+		}
+	}
 	for i, it := range items {
 		if i >= 1000 {
 			break
@@ -377,7 +407,12 @@ func (c *Crawler) warcMetadata(l frontier.Lease, res *fetch.Result, items []fron
 		if it.Known {
 			continue
 		}
-		f = append(f, warc.Field{Name: "outlink", Value: it.Info.URL + " " + lastHop(md1(it.Info.Metadata, mdPath)) + " a/@href"})
+		hop := lastHop(md1(it.Info.Metadata, mdPath))
+		ctx := where[urlHop{it.Info.URL, extract.Hop(hop[0])}]
+		if ctx == "" {
+			ctx = "a/@href"
+		}
+		f = append(f, warc.Field{Name: "outlink", Value: it.Info.URL + " " + hop + " " + ctx})
 	}
 	return f
 }
@@ -433,17 +468,14 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 	}
 	shared := map[mdKey]map[string][]string{}
 	var movedFrom string // host the current link was moved from (hostmap.go)
-	add := func(nu *url.URL, raw string, hop extract.Hop, offHops int) {
+	// addAt queues a link at depth.
+	addAt := func(nu *url.URL, raw string, hop extract.Hop, offHops, depth int) {
 		if seen[raw] {
 			return
 		}
 		seen[raw] = true
 		host := nu.Hostname()
 		key := c.queueKey(nu)
-		depth := depth
-		if listing && below(nu, src) {
-			depth = l.Depth
-		}
 		if v := c.tr.CheckURL(host, nu, raw, depth); !v.OK() {
 			c.cut(l, raw, path+string(hop), v)
 			return
@@ -468,6 +500,13 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		}
 		items = append(items, frontier.Item{Info: frontier.URLInfo{URL: raw, Key: key, CrawlID: c.cfg.CrawlID, Depth: depth, Priority: prio, Metadata: mdm}})
 	}
+	add := func(nu *url.URL, raw string, hop extract.Hop, offHops int) {
+		d := depth
+		if listing && below(nu, src) {
+			d = l.Depth
+		}
+		addAt(nu, raw, hop, offHops, d)
+	}
 	for _, ln := range links {
 		if ln.NoFollow {
 			continue
@@ -486,12 +525,20 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		// The trap check below refuses them and crawl.log says so (a cut
 		// line), so the summary's trap cuts are the log's trap lines.
 		offHops := 0
+		requisite := c.cfg.PageRequisites && isRequisite(path, ln.Hop)
 		if !c.scope.inScope(nu) {
-			if c.scope.excluded(nu) || off+1 > c.scope.maxOff {
+			if c.scope.excluded(nu) || off+1 > c.scope.maxOff && !requisite {
 				c.metrics.outOfScope.Inc()
 				continue
 			}
 			offHops = off + 1
+		}
+		if requisite {
+			// What a page needs to render is fetched wherever it is
+			// (not replaced by its host's home page), and at the
+			// page's depth: a page at the depth limit still renders.
+			addAt(nu, raw, ln.Hop, offHops, l.Depth)
+			continue
 		}
 		if host != srcHost && offHops == 0 {
 			home := c.homeOf(orig, nu) // moved with its origin's rule (hostmap.go)
@@ -508,6 +555,33 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		add(nu, raw, ln.Hop, offHops)
 	}
 	return items
+}
+
+// Bounds of the embeds fetched out of scope (Config.PageRequisites), as
+// Heritrix's TransclusionDecideRule has them but one deeper: three embeds
+// in a row (a page's stylesheet, the stylesheet it imports, that one's
+// font; Heritrix's two would leave the font out), redirects among them
+// free but bounded.
+const (
+	maxTranscluded    = 3
+	maxTranscludedRun = 5
+)
+
+// isRequisite reports whether a link of hop found on the URL reached by
+// path is a page requisite: an embed, or a redirect of one, with at most
+// maxTranscluded embeds (and maxTranscludedRun embeds and redirects) at
+// the end of the path it makes.
+func isRequisite(path string, hop extract.Hop) bool {
+	embeds, run := 0, 0
+	p := path + string(hop)
+	for i := len(p) - 1; i >= 0 && (p[i] == byte(extract.HopEmbed) || p[i] == byte(extract.HopRedirect)); i-- {
+		run++
+		if p[i] == byte(extract.HopEmbed) {
+			embeds++
+		}
+	}
+	return embeds > 0 && embeds <= maxTranscluded && run <= maxTranscludedRun &&
+		(hop == extract.HopEmbed || hop == extract.HopRedirect)
 }
 
 func (c *Crawler) groupOf(host string) *robots.Group {

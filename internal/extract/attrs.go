@@ -13,6 +13,7 @@ import (
 // until the tokenizer's next token.
 type attrs struct {
 	href, src, rel, alt, name, httpEquiv, content, lang, action, method, typ []byte
+	srcset, poster, data, style, background                                  []byte // page requisites
 	hasHref, rdfa, microdata                                                 bool
 }
 
@@ -85,7 +86,8 @@ func (a *attrs) readRaw(raw []byte) bool {
 // valueUsed reports the attributes whose value set keeps.
 func valueUsed(key []byte) bool {
 	switch string(key) {
-	case "href", "src", "rel", "alt", "name", "http-equiv", "content", "lang", "action", "method", "type":
+	case "href", "src", "rel", "alt", "name", "http-equiv", "content", "lang", "action", "method", "type",
+		"srcset", "poster", "data", "style", "background":
 		return true
 	}
 	return false
@@ -129,6 +131,16 @@ func (a *attrs) set(k, v []byte) {
 		a.method = first(a.method, v)
 	case "type":
 		a.typ = first(a.typ, v)
+	case "srcset":
+		a.srcset = first(a.srcset, v)
+	case "poster":
+		a.poster = first(a.poster, v)
+	case "data":
+		a.data = first(a.data, v)
+	case "style":
+		a.style = first(a.style, v)
+	case "background":
+		a.background = first(a.background, v)
 	case "property", "typeof", "vocab", "about":
 		a.rdfa = true
 	case "itemscope":

@@ -26,6 +26,11 @@
 //     (hop E), everything else (canonical, alternate, next, …) hop L
 //   - frame src, iframe src: hop E (Heritrix treats frames as embeds)
 //   - img src: hop E, only with Options.Images
+//   - every other page requisite, only with Options.Requisites: img and
+//     source srcset, script src, media src and poster, embed src, object
+//     data, input type=image src, background attributes, url() and
+//     @import in style attributes and <style>: hop E
+//   - a stylesheet's @import and url() references (CSS): hop E
 //   - form action of GET forms: hop L, only with Options.Forms
 //   - meta http-equiv=refresh in its messy forms ("5; url=x", "0;URL='x'",
 //     "url=x", "5, x"): hop R

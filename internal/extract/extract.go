@@ -24,7 +24,7 @@ type Hop byte
 
 const (
 	HopLink        Hop = 'L' // navigation: a, area, link (non-embed), form
-	HopEmbed       Hop = 'E' // needed to render the page: img, frame, stylesheet
+	HopEmbed       Hop = 'E' // needed to render the page: img, frame, stylesheet, script
 	HopRedirect    Hop = 'R' // HTTP redirect or meta refresh
 	HopSpeculative Hop = 'X' // found by pattern in a script, may not be a URL
 )
@@ -43,6 +43,14 @@ type Options struct {
 	// Images adds img src links (hop E). Default off: images rarely lead to
 	// new pages and cost a fetch each.
 	Images bool
+	// Requisites adds everything else a browser loads to render the page
+	// (wget --page-requisites, Heritrix's embeds), hop E: img src and
+	// srcset, picture source srcset, script src, audio, video, source and
+	// track src, video poster, embed src, object data, input type=image
+	// src, background attributes, and the url() and @import references of
+	// style attributes and <style> elements. Stylesheets, icons, preloads
+	// and frames are read without it. Default off.
+	Requisites bool
 	// Forms adds the action of GET forms (hop L). Default off: form
 	// submissions without input are mostly noise.
 	Forms bool
@@ -148,7 +156,8 @@ type Link struct {
 	Abs string
 	// Tag and Attr say where the link was found: "a"/"href",
 	// "meta"/"content" (refresh), "script"/"" (pattern), "text"/"",
-	// "http"/"location" (redirect).
+	// "http"/"location" (redirect), "div"/"style" (a style attribute),
+	// "style"/"" (a <style> element), "css"/"" (a stylesheet).
 	Tag, Attr string
 	// Rel is the rel attribute as written, lower-cased ("" if none).
 	Rel string
@@ -159,6 +168,15 @@ type Link struct {
 	Text string
 	// Hop is the kind of link.
 	Hop Hop
+}
+
+// Context says where the link was found as Heritrix's outlink records do:
+// "img/@src", or the tag alone when there is no attribute ("style").
+func (l Link) Context() string {
+	if l.Attr == "" {
+		return l.Tag
+	}
+	return l.Tag + "/@" + l.Attr
 }
 
 // Directives are the meta robots directives of a page; the semantics

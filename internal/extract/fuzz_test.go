@@ -24,7 +24,7 @@ func FuzzHTML(f *testing.F) {
 	f.Add([]byte("\xfe\xff\x00<\x00a\x00 \x00h\x00r\x00e\x00f\x00=\x00x\x00>"), "text/html; charset=utf-16")
 	f.Add([]byte(`<script>"http:\/\/a\/b" http://[::1]:80/x</script><title>`), "text/html; charset=shift_jis")
 	base := mustURL(f, "http://example.com/a/b")
-	o := Options{Agent: "courtesy", Images: true, Forms: true, ScriptURLs: true, TextURLs: true,
+	o := Options{Agent: "courtesy", Images: true, Requisites: true, Forms: true, ScriptURLs: true, TextURLs: true,
 		MaxLinks: 50, MaxURLLength: 300, MaxBytes: 1 << 16, MaxText: 500, MaxAnchorText: 40}
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
 		p, err := HTML(base, body, contentType, o)

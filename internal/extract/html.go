@@ -264,6 +264,9 @@ func (s *scanner) onStart(name string, a *attrs) string {
 	if a.microdata {
 		p.Structured.Microdata = true
 	}
+	if s.o.Requisites {
+		s.requisites(name, a)
+	}
 	switch name {
 	case "a":
 		s.closeAnchor()
@@ -302,7 +305,7 @@ func (s *scanner) onStart(name string, a *attrs) string {
 		if s.anchorOpen && len(a.alt) > 0 {
 			s.anchorText.add(a.alt, s.o.MaxAnchorText)
 		}
-		if s.o.Images && a.src != nil {
+		if (s.o.Images || s.o.Requisites) && a.src != nil {
 			s.add(a.src, "img", "src", nil, a.alt, HopEmbed)
 		}
 	case "form":
@@ -346,6 +349,76 @@ func (s *scanner) onStart(name string, a *attrs) string {
 		return name
 	}
 	return ""
+}
+
+// requisites adds what a browser loads to render the page, besides the
+// stylesheets, icons and frames that are always read (Options.Requisites).
+func (s *scanner) requisites(name string, a *attrs) {
+	if a.style != nil {
+		s.cssLinks(a.style, name, "style")
+	}
+	if a.background != nil {
+		s.add(a.background, name, "background", nil, nil, HopEmbed)
+	}
+	switch name {
+	case "script", "audio", "video", "source", "track", "embed":
+		if a.src != nil {
+			s.add(a.src, name, "src", nil, nil, HopEmbed)
+		}
+	case "input":
+		if a.src != nil && bytes.EqualFold(bytes.TrimSpace(a.typ), []byte("image")) {
+			s.add(a.src, name, "src", nil, nil, HopEmbed)
+		}
+	case "object":
+		if a.data != nil {
+			s.add(a.data, name, "data", nil, nil, HopEmbed)
+		}
+	}
+	if a.poster != nil && name == "video" {
+		s.add(a.poster, name, "poster", nil, nil, HopEmbed)
+	}
+	if a.srcset != nil && (name == "img" || name == "source") {
+		srcset(a.srcset, func(ref []byte) {
+			s.add(ref, name, "srcset", nil, nil, HopEmbed)
+		})
+	}
+}
+
+// srcset calls fn with each image candidate's URL of a srcset attribute,
+// parsed as HTML's "parse a srcset attribute" does: candidates are
+// separated by commas, a URL runs to white space (a comma at its end is
+// the separator, so URLs may hold commas inside), and its descriptors
+// ("2x", "480w") run to the next comma outside parentheses.
+func srcset(v []byte, fn func(ref []byte)) {
+	for i := 0; i < len(v); {
+		for i < len(v) && (htmlSpace(v[i]) || v[i] == ',') {
+			i++
+		}
+		start := i
+		for i < len(v) && !htmlSpace(v[i]) {
+			i++
+		}
+		ref := v[start:i]
+		if n := len(ref); n > 0 && ref[n-1] == ',' {
+			for len(ref) > 0 && ref[len(ref)-1] == ',' {
+				ref = ref[:len(ref)-1]
+			}
+		} else {
+			depth := 0
+			for ; i < len(v); i++ {
+				if c := v[i]; c == '(' {
+					depth++
+				} else if c == ')' && depth > 0 {
+					depth--
+				} else if c == ',' && depth == 0 {
+					break
+				}
+			}
+		}
+		if len(ref) > 0 {
+			fn(ref)
+		}
+	}
 }
 
 func (s *scanner) onMeta(a *attrs) {
@@ -398,7 +471,12 @@ func (s *scanner) onText(t []byte, ctx string, nest int) {
 			s.scan(t, nest+1)
 		}
 		return
-	case "style", "xmp", "noembed":
+	case "style":
+		if s.o.Requisites {
+			s.cssLinks(t, "style", "")
+		}
+		return
+	case "xmp", "noembed":
 		return
 	}
 	if nest > 0 || s.template > 0 {
