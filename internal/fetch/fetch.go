@@ -82,6 +82,12 @@ type Result struct {
 	Reason string // status text after the code, e.g. "OK"
 	Proto  string // "HTTP/1.1", "HTTP/2.0", ...
 	Header http.Header
+	// WireHeader is the status line and header block as the server sent
+	// them (field order, case, repeated fields), through the empty line,
+	// when the exchange was HTTP/1.x over http:// (internal/h1); nil
+	// otherwise (https and HTTP/2 go through net/http, which keeps only
+	// the parsed fields).
+	WireHeader []byte
 
 	// RawBody is the body as transferred: content-coded (gzip, br, ...),
 	// de-chunked, at most Config.MaxBodySize bytes. For WARC records.
@@ -130,13 +136,18 @@ func (r *Result) MediaType() string {
 	return mt
 }
 
-// HTTPHeaderBytes returns the status line and header block as HTTP/1.1
-// text ending in an empty line, for WARC response records; also for
-// HTTP/2 responses, whose status line is written "HTTP/1.1". Headers come
+// HTTPHeaderBytes returns the status line and header block ending in an
+// empty line, for WARC response records: WireHeader as the server sent it
+// when there is one, else HTTP/1.1 text rebuilt from the parsed fields
+// (also for HTTP/2 responses, whose status line is written "HTTP/1.1"),
 // sorted by name, values of one name in received order. RawBody follows
-// it in a record. Transfer-Encoding is absent because RawBody is
-// de-chunked.
+// it in a record. Transfer-Encoding is left out because RawBody is
+// de-chunked, and lines end in CRLF, as WARC readers find the body after
+// the first CRLF CRLF.
 func (r *Result) HTTPHeaderBytes() []byte {
+	if r.WireHeader != nil {
+		return archivedHeader(r.WireHeader)
+	}
 	var b bytes.Buffer
 	proto := "HTTP/1.1"
 	if r.Proto == "HTTP/1.0" {
@@ -185,6 +196,39 @@ func (r *Result) RequestHeaderBytes() []byte {
 	writeHeaderExcept(&b, r.Request.Header, "Host")
 	b.WriteString("\r\n")
 	return b.Bytes()
+}
+
+// archivedHeader returns a header block as received, for an archive
+// record that holds the body de-chunked: the Transfer-Encoding field (and
+// its obs-fold continuation lines) left out, every line ending in CRLF
+// (a bare LF, which RFC 9112 §2.2 lets a recipient accept, becomes
+// CRLF). Anything else is kept byte for byte.
+func archivedHeader(raw []byte) []byte {
+	out := make([]byte, 0, len(raw)+16)
+	skipping := false // inside a left-out field's lines
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		folded := len(line) > 0 && (line[0] == ' ' || line[0] == '\t')
+		if !folded {
+			name, _, _ := bytes.Cut(line, []byte(":"))
+			skipping = len(out) > 0 && bytes.EqualFold(bytes.TrimSpace(name), []byte("Transfer-Encoding"))
+		}
+		if skipping {
+			continue
+		}
+		if len(line) == 0 {
+			break // the empty line ends the header
+		}
+		out = append(out, line...)
+		out = append(out, '\r', '\n')
+	}
+	return append(out, '\r', '\n')
 }
 
 func writeHeader(b *bytes.Buffer, h http.Header) { writeHeaderExcept(b, h, "") }
@@ -452,13 +496,19 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	}
 
 	var ts traceState
-	hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, ts.trace()))
+	var wire []byte // the response header as sent, on the h1 path
+	plain := c.plain != nil && c.plain.Handles(hreq)
+	hctx := httptrace.WithClientTrace(ctx, ts.trace())
+	if plain {
+		hctx = h1.WithRawHeader(hctx, &wire)
+	}
+	hreq = hreq.WithContext(hctx)
 	sent := SentRequest{Method: method, URL: hreq.URL, Header: h.Clone()}
 	sent.Header.Set("Host", hreq.Host)
 
 	start := time.Now()
 	var resp *http.Response
-	if c.plain != nil && c.plain.Handles(hreq) {
+	if plain {
 		// No timeout of its own: ctx's deadline ends the exchange, as it
 		// does http.Transport's, so that a cut body is told apart by
 		// context.Cause (TruncTime) in the same way on both paths.
@@ -476,13 +526,14 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	defer resp.Body.Close()
 
 	r := &Result{
-		URL:     hreq.URL,
-		Status:  resp.StatusCode,
-		Reason:  StatusReason(resp),
-		Proto:   resp.Proto,
-		Header:  resp.Header,
-		Start:   start,
-		Request: sent,
+		URL:        hreq.URL,
+		Status:     resp.StatusCode,
+		Reason:     StatusReason(resp),
+		Proto:      resp.Proto,
+		Header:     resp.Header,
+		Start:      start,
+		WireHeader: wire,
+		Request:    sent,
 	}
 	if method != http.MethodHead {
 		raw, trunc, err := readBody(resp.Body, c.cfg.MaxBodySize, resp.ContentLength)

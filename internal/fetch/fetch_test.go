@@ -416,6 +416,9 @@ func TestHTTP2(t *testing.T) {
 	if hb := string(r.HTTPHeaderBytes()); !strings.HasPrefix(hb, "HTTP/1.1 200 OK\r\n") || !strings.Contains(hb, "Content-Encoding: gzip\r\n") {
 		t.Errorf("h2 HTTPHeaderBytes = %q", hb)
 	}
+	if r.WireHeader != nil {
+		t.Errorf("h2 WireHeader = %q, want none (rebuilt from the parsed fields)", r.WireHeader)
+	}
 	if r2 := fetchOK(t, c, srv.URL, Request{}); !r2.ConnReused {
 		t.Error("second h2 request did not reuse the connection")
 	}

@@ -65,7 +65,12 @@ type conn struct {
 	// limit is how many more bytes may be read while reading a response
 	// header (math.MaxInt64 otherwise), so that an endless header is cut at
 	// MaxHeaderBytes.
-	limit     int64
+	limit int64
+	// rec, while recording, collects what Read returns: the bytes of a
+	// response header, and what the buffered reader read past it
+	// (WithRawHeader).
+	rec       []byte
+	recording bool
 	idleSince time.Time
 	// prev and next link the client's list of idle connections (guarded
 	// by the client's mu); nil while the connection is in use.
@@ -95,7 +100,50 @@ func (oc *conn) Read(p []byte) (int, error) {
 	if oc.limit != math.MaxInt64 {
 		oc.limit -= int64(n)
 	}
+	if oc.recording {
+		oc.rec = append(oc.rec, p[:n]...)
+	}
 	return n, err
+}
+
+// rawKey is the context key of WithRawHeader's destination.
+type rawKey struct{}
+
+// WithRawHeader returns a context that asks RoundTrip for the final
+// response's status line and header fields as they came on the wire,
+// through the empty line (1xx responses before it left out), in *dst:
+// for an archive that keeps the bytes a server sent (field order, case,
+// repeated fields), not net/http's map of them. *dst is set when the
+// header was read; a failed exchange leaves it nil.
+func WithRawHeader(ctx context.Context, dst *[]byte) context.Context {
+	return context.WithValue(ctx, rawKey{}, dst)
+}
+
+// startRecording begins collecting the bytes of a response header, with
+// what the buffered reader already holds.
+func (oc *conn) startRecording() {
+	held, _ := oc.br.Peek(oc.br.Buffered())
+	oc.rec = append(oc.rec[:0], held...)
+	oc.recording = true
+}
+
+// header returns the bytes of the response header http.ReadResponse has
+// just read (those recorded, less what the reader holds past it) and
+// keeps recording after them.
+func (oc *conn) header() []byte {
+	n := len(oc.rec) - oc.br.Buffered()
+	h := append([]byte(nil), oc.rec[:n]...)
+	oc.rec = oc.rec[:copy(oc.rec, oc.rec[n:])]
+	return h
+}
+
+// stopRecording ends the recording; a big buffer is not kept.
+func (oc *conn) stopRecording() {
+	oc.recording = false
+	oc.rec = oc.rec[:0]
+	if cap(oc.rec) > 64<<10 {
+		oc.rec = nil
+	}
 }
 
 // New returns a Client for opts (see Options for defaults). A nil
@@ -219,8 +267,13 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 	// Cancellation (the client gone, a caller's deadline) interrupts any
 	// blocked read or write by moving the deadline into the past.
 	stop := context.AfterFunc(ctx, func() { _ = oc.c.SetDeadline(time.Unix(1, 0)) })
+	rawDst, _ := ctx.Value(rawKey{}).(*[]byte)
 	fail := func(err error, retry bool) (*http.Response, bool, error) {
 		stop()
+		if rawDst != nil {
+			oc.stopRecording()
+			*rawDst = nil
+		}
 		if ctx.Err() != nil {
 			return nil, false, fmt.Errorf("h1: %s: %w", oc.key, context.Cause(ctx))
 		}
@@ -239,6 +292,9 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 		_ = oc.c.SetReadDeadline(headerDeadline)
 	}
 	oc.limit = o.maxHeaderBytes
+	if rawDst != nil {
+		oc.startRecording()
+	}
 	if _, err := oc.br.Peek(1); err != nil {
 		var ne net.Error
 		timeout := errors.As(err, &ne) && ne.Timeout()
@@ -252,6 +308,11 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 		if err != nil {
 			return fail(fmt.Errorf("h1: read from %s: %w", oc.key, err), false)
 		}
+		if rawDst != nil {
+			if h := oc.header(); resp.StatusCode >= 200 {
+				*rawDst = h
+			}
+		}
 		if resp.StatusCode >= 200 {
 			break
 		}
@@ -262,6 +323,11 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 		}
 	}
 	oc.limit = math.MaxInt64
+	if rawDst != nil {
+		// Before the connection can go back to the pool, to another
+		// request.
+		oc.stopRecording()
+	}
 	if !headerDeadline.Equal(deadline) {
 		_ = oc.c.SetReadDeadline(deadline)
 		// A cancellation that came before this would be lost: check

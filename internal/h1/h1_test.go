@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -770,5 +771,57 @@ func TestClientUnsolicitedResponse(t *testing.T) {
 				t.Errorf("connections = %d, want 2 (the first closed)", got)
 			}
 		})
+	}
+}
+
+// TestClientRawHeader: WithRawHeader gives the final response's header as
+// sent (case, order, repeated fields, bare LF, obs-fold), without the 1xx
+// before it or the body after it, on a new and on a reused connection, and
+// for a header longer than the reader's buffer; nil after a failure.
+func TestClientRawHeader(t *testing.T) {
+	long := "X-Long: " + strings.Repeat("v", 9000) + "\r\n"
+	responses := []struct{ header, body string }{
+		{"HTTP/1.1 200 Fine\r\ncontent-type: text/plain\r\nSet-Cookie: a=1\r\nX-Folded: one\r\n two\r\nSet-Cookie: b=2\r\nContent-Length: 5\r\n\r\n", "hello"},
+		{"HTTP/1.1 404 Not Found\nServer: bare-lf\nContent-Length: 3\n\n", "no!"},
+		{"HTTP/1.1 200 OK\r\n" + long + "Transfer-Encoding: chunked\r\n\r\n", "4\r\nbody\r\n0\r\n\r\n"},
+	}
+	addr, conns := requestServer(t, func(c net.Conn, req *http.Request) {
+		i, _ := strconv.Atoi(strings.TrimPrefix(req.URL.Path, "/"))
+		io.WriteString(c, "HTTP/1.1 100 Continue\r\nX-Interim: yes\r\n\r\n"+responses[i].header+responses[i].body)
+	})
+	o := testPool(5*time.Second, 64<<10)
+	defer o.CloseIdle()
+	for i, r := range responses {
+		var raw []byte
+		req := getReq(t, WithRawHeader(context.Background(), &raw), http.MethodGet, "http://"+addr+"/"+strconv.Itoa(i))
+		resp, err := o.RoundTrip(req, time.Minute)
+		if err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || len(b) == 0 {
+			t.Fatalf("response %d body: %q, %v", i, b, err)
+		}
+		if string(raw) != r.header {
+			t.Errorf("response %d raw header:\n got %q\nwant %q", i, raw, r.header)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1 reused", n)
+	}
+	// An exchange that fails in the header sets the destination to nil.
+	cut := rawServer(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Half: ")
+		}
+	})
+	raw := []byte("stale")
+	req := getReq(t, WithRawHeader(context.Background(), &raw), http.MethodGet, "http://"+cut+"/")
+	if _, err := o.RoundTrip(req, time.Minute); err == nil {
+		t.Fatal("a header cut short did not fail")
+	}
+	if raw != nil {
+		t.Errorf("after a failed exchange the destination holds %q", raw)
 	}
 }
