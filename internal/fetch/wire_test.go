@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -67,4 +68,35 @@ func TestWireHeader(t *testing.T) {
 	if string(r.RawBody) != "hello" || len(r.Header.Values("Set-Cookie")) != 2 || r.Header.Get("X-Last") != "z" {
 		t.Errorf("body %q, header %v", r.RawBody, r.Header)
 	}
+}
+
+// FuzzArchivedHeader: whatever a server sent, the archived header is one
+// block of CRLF lines ending in the empty line, with no Transfer-Encoding
+// field after the status line, and every line it keeps was sent.
+func FuzzArchivedHeader(f *testing.F) {
+	f.Add("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nA: 1\r\n\r\n")
+	f.Add("HTTP/1.0 200 OK\nA: 1\n b\n\n")
+	f.Add("\r\n")
+	f.Fuzz(func(t *testing.T, raw string) {
+		out := string(archivedHeader([]byte(raw)))
+		if out == "\r\n" {
+			return // nothing before the empty line
+		}
+		if !strings.HasSuffix(out, "\r\n\r\n") {
+			t.Fatalf("archivedHeader(%q) = %q: no empty line at the end", raw, out)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\r\n\r\n"), "\r\n")
+		for i, ln := range lines {
+			if strings.ContainsAny(ln, "\n") || ln == "" {
+				t.Fatalf("archivedHeader(%q) = %q: line %d is %q", raw, out, i, ln)
+			}
+			name, _, _ := strings.Cut(ln, ":")
+			if i > 0 && ln[0] != ' ' && ln[0] != '\t' && strings.EqualFold(strings.TrimSpace(name), "Transfer-Encoding") {
+				t.Fatalf("archivedHeader(%q) = %q keeps %q", raw, out, ln)
+			}
+			if !strings.Contains(raw, ln) {
+				t.Fatalf("archivedHeader(%q) = %q: line %q was not sent", raw, out, ln)
+			}
+		}
+	})
 }

@@ -451,9 +451,18 @@ func FuzzResponse(f *testing.F) {
 		}
 		o := New(Options{Dial: dial, MaxIdlePerHost: 2, MaxIdle: 4, IdleTimeout: time.Minute, HeaderTimeout: 2 * time.Second, MaxHeaderBytes: 4 << 10})
 		defer o.CloseIdle()
-		resp, err := o.RoundTrip(getReq(t, context.Background(), http.MethodGet, "http://a.test/"), 2*time.Second)
+		var wire []byte
+		resp, err := o.RoundTrip(getReq(t, WithRawHeader(context.Background(), &wire), http.MethodGet, "http://a.test/"), 2*time.Second)
 		if err != nil {
+			if wire != nil {
+				t.Fatalf("failed round trip left a raw header %q", wire)
+			}
 			return
+		}
+		// The raw header is the final response's, in what was sent,
+		// starting at a status line and ending at an empty line.
+		if !strings.Contains(raw, string(wire)) || !strings.HasPrefix(string(wire), "HTTP/") || !strings.HasSuffix(string(wire), "\n\n") && !strings.HasSuffix(string(wire), "\n\r\n") {
+			t.Fatalf("raw header %q is not a header block of %q", wire, raw)
 		}
 		n, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
