@@ -168,6 +168,13 @@ func (c *Crawler) fetch(ctx context.Context, l frontier.Lease, u *url.URL, permi
 	c.hostsMu.Lock()
 	req := hs.req
 	c.hostsMu.Unlock()
+	if c.cfg.PageRequisites {
+		// A page requisite is fetched whatever its type (a page's
+		// images are the point): no HEAD first.
+		if embeds, _ := transcluded(md1(l.Metadata, mdPath)); embeds > 0 {
+			req.NoHeadCheck = true
+		}
+	}
 	res, ferr := c.fetcher.Fetch(ctx, u, req)
 	out := politeness.Outcome{Err: ferr}
 	if res != nil {

@@ -104,10 +104,15 @@ func TestOutlinksRequisites(t *testing.T) {
 func TestCrawlPageRequisites(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
+	heads := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := strings.Cut(r.Host, ":")
 		mu.Lock()
-		got = append(got, host+r.URL.Path)
+		if r.Method == http.MethodHead {
+			heads++
+		} else {
+			got = append(got, host+r.URL.Path)
+		}
 		mu.Unlock()
 		page := func(ct, body string) {
 			w.Header().Set("Content-Type", ct)
@@ -147,7 +152,9 @@ func TestCrawlPageRequisites(t *testing.T) {
 		got = nil
 		mu.Unlock()
 		dir := t.TempDir()
-		c, err := New(Config{DataDir: dir, Delay: 5 * time.Millisecond, PageRequisites: requisites, MaxDuration: 30 * time.Second,
+		// HEAD-before-GET on: requisites are fetched whatever their
+		// type, without a HEAD (.png, .woff2 and the like would get one).
+		c, err := New(Config{DataDir: dir, Delay: 5 * time.Millisecond, PageRequisites: requisites, HeadBeforeGet: true, MaxDuration: 30 * time.Second,
 			Traps: traps.Limits{MaxDepth: 1}}, Options{Resolver: r})
 		if err != nil {
 			t.Fatal(err)
@@ -181,6 +188,9 @@ func TestCrawlPageRequisites(t *testing.T) {
 	}
 
 	fetched, log, meta := crawl(true)
+	if heads != 0 {
+		t.Errorf("%d HEAD requests for requisites, want none", heads)
+	}
 	want := []string{
 		"cdn.test/app.js", "cdn.test/bg.png", "cdn.test/f.woff2", "cdn.test/robots.txt", "cdn.test/s.css", "cdn.test/t.css", "cdn.test/u.css",
 		"site.test/", "site.test/div.png", "site.test/h1.png", "site.test/i.png", "site.test/i2.png",

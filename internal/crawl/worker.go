@@ -572,16 +572,21 @@ const (
 // maxTranscluded embeds (and maxTranscludedRun embeds and redirects) at
 // the end of the path it makes.
 func isRequisite(path string, hop extract.Hop) bool {
-	embeds, run := 0, 0
-	p := path + string(hop)
-	for i := len(p) - 1; i >= 0 && (p[i] == byte(extract.HopEmbed) || p[i] == byte(extract.HopRedirect)); i-- {
+	embeds, run := transcluded(path + string(hop))
+	return embeds > 0 && embeds <= maxTranscluded && run <= maxTranscludedRun &&
+		(hop == extract.HopEmbed || hop == extract.HopRedirect)
+}
+
+// transcluded counts the embeds, and the embeds and redirects, at the end
+// of a hop path: "LER" has one embed in a run of two.
+func transcluded(path string) (embeds, run int) {
+	for i := len(path) - 1; i >= 0 && (path[i] == byte(extract.HopEmbed) || path[i] == byte(extract.HopRedirect)); i-- {
 		run++
-		if p[i] == byte(extract.HopEmbed) {
+		if path[i] == byte(extract.HopEmbed) {
 			embeds++
 		}
 	}
-	return embeds > 0 && embeds <= maxTranscluded && run <= maxTranscludedRun &&
-		(hop == extract.HopEmbed || hop == extract.HopRedirect)
+	return embeds, run
 }
 
 func (c *Crawler) groupOf(host string) *robots.Group {
