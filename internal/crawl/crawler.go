@@ -24,6 +24,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/extract"
 	"github.com/courtesy-crawler/courtesy/internal/fetch"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/h1"
 	"github.com/courtesy-crawler/courtesy/internal/hostmap"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
@@ -443,7 +444,8 @@ func (c *Crawler) open(ctx context.Context) error {
 		DisableCompression: archiveRobots,
 	}
 	if archiveRobots {
-		c.robotsArc = &robotsArchive{c: c, rt: robotsRT, logged: map[uint64]struct{}{}}
+		plain := h1.New(h1.Options{Dial: c.robotsDial, MaxIdlePerHost: 2, IdleTimeout: 30 * time.Second})
+		c.robotsArc = &robotsArchive{c: c, rt: robotsRT, plain: plain, logged: map[uint64]struct{}{}}
 		robotsRT = c.robotsArc
 	}
 	robotsClient := &http.Client{Transport: &userAgentTransport{ua: cfg.UserAgent, rt: robotsRT}}

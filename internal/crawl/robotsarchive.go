@@ -20,6 +20,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/fetch"
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
+	"github.com/courtesy-crawler/courtesy/internal/h1"
 	"github.com/courtesy-crawler/courtesy/internal/robots"
 	"github.com/courtesy-crawler/courtesy/internal/warc"
 )
@@ -46,6 +47,10 @@ const robotsArchiveMax = 2 * robots.MaxSize
 type robotsArchive struct {
 	c  *Crawler
 	rt http.RoundTripper // DisableCompression: the bytes as transferred
+	// plain takes the http:// requests, so that the record keeps the
+	// response header as the server sent it (h1.WithRawHeader), as a
+	// page's does; rt the others (https, HTTP/2).
+	plain *h1.Client
 
 	mu      sync.Mutex
 	closed  bool
@@ -122,7 +127,15 @@ func (a *robotsArchive) RoundTrip(req *http.Request) (*http.Response, error) {
 	}})
 	sent := req.WithContext(ctx)
 	start := time.Now()
-	resp, err := a.rt.RoundTrip(sent)
+	var resp *http.Response
+	var err error
+	var wire []byte
+	if a.plain != nil && a.plain.Handles(sent) {
+		// No timeout of its own: the gate's deadline is in ctx.
+		resp, err = a.plain.RoundTrip(sent.WithContext(h1.WithRawHeader(ctx, &wire)), 0)
+	} else {
+		resp, err = a.rt.RoundTrip(sent)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +153,7 @@ func (a *robotsArchive) RoundTrip(req *http.Request) (*http.Response, error) {
 	mu.Lock()
 	addr := remote
 	mu.Unlock()
-	a.archive(req, resp, raw, trunc, start, time.Since(start), addr)
+	a.archive(req, resp, wire, raw, trunc, start, time.Since(start), addr)
 
 	// The gate's view: the same bytes, then the read error if any,
 	// decoded if we asked for gzip.
@@ -161,7 +174,7 @@ func (a *robotsArchive) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // archive writes the records of one robots.txt response and queues its
 // crawl.log line.
-func (a *robotsArchive) archive(req *http.Request, resp *http.Response, raw []byte, trunc string, start time.Time, took time.Duration, remote netip.AddrPort) {
+func (a *robotsArchive) archive(req *http.Request, resp *http.Response, wire, raw []byte, trunc string, start time.Time, took time.Duration, remote netip.AddrPort) {
 	need, _ := req.Context().Value(robotsNeedKey{}).(robotsNeed)
 	h := req.Header.Clone()
 	host := req.Host
@@ -170,7 +183,7 @@ func (a *robotsArchive) archive(req *http.Request, resp *http.Response, raw []by
 	}
 	h.Set("Host", host)
 	res := &fetch.Result{URL: req.URL, Status: resp.StatusCode, Reason: fetch.StatusReason(resp), Proto: resp.Proto, Header: resp.Header,
-		Request: fetch.SentRequest{Method: req.Method, URL: req.URL, Header: h}}
+		WireHeader: wire, Request: fetch.SentRequest{Method: req.Method, URL: req.URL, Header: h}}
 	target := req.URL.String()
 	path := need.path + "P"
 	meta := []warc.Field{

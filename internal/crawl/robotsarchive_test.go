@@ -34,6 +34,7 @@ type robotsCapture struct {
 	id, uri string
 	status  int
 	header  http.Header
+	wire    string // the header block as stored
 	body    []byte // as stored: content-coded when the header says so
 	request string
 	meta    map[string]string
@@ -69,7 +70,8 @@ func robotsCaptures(t *testing.T, dir string) (map[string][]*robotsCapture, int)
 				if err != nil {
 					t.Fatalf("%s: %v", uri, err)
 				}
-				c := &robotsCapture{id: rec.Header.Get(warc.HeaderRecordID), uri: uri, status: resp.StatusCode, header: resp.Header, body: body}
+				wire, _, _ := bytes.Cut(rec.Block, []byte("\r\n\r\n"))
+				c := &robotsCapture{id: rec.Header.Get(warc.HeaderRecordID), uri: uri, status: resp.StatusCode, header: resp.Header, wire: string(wire), body: body}
 				byID[c.id] = c
 				out[uri] = append(out[uri], c)
 			case warc.TypeRequest:
@@ -354,6 +356,7 @@ func TestRobotsArchiveGzip(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "text/plain")
 		w.Header().Set("Content-Encoding", "gzip")
+		w.Header()["x-served-by"] = []string{"hand"} // not in net/http's canonical case
 		w.Write(zbuf.Bytes())
 	}))
 	defer srv.Close()
@@ -389,6 +392,9 @@ func TestRobotsArchiveGzip(t *testing.T) {
 			cp := caps[u][0]
 			if cp.header.Get("Content-Encoding") != "gzip" || !bytes.Equal(cp.body, zbuf.Bytes()) {
 				t.Errorf("archived %q (Content-Encoding %q), want the gzip bytes as served", cp.body, cp.header.Get("Content-Encoding"))
+			}
+			if !strings.Contains(cp.wire, "\r\nx-served-by: hand") {
+				t.Errorf("archived header %q is not the one sent (x-served-by in its case)", cp.wire)
 			}
 			if !strings.Contains(cp.request, "\r\nAccept-Encoding: gzip\r\n") {
 				t.Errorf("request record %q lacks the Accept-Encoding sent", cp.request)
