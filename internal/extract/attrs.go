@@ -14,6 +14,7 @@ import (
 type attrs struct {
 	href, src, rel, alt, name, httpEquiv, content, lang, action, method, typ []byte
 	srcset, poster, data, style, background                                  []byte // page requisites
+	dataSrc, dataSrcset, dataOriginal, xlinkHref                             []byte // lazy images, SVG
 	hasHref, rdfa, microdata                                                 bool
 }
 
@@ -87,7 +88,7 @@ func (a *attrs) readRaw(raw []byte) bool {
 func valueUsed(key []byte) bool {
 	switch string(key) {
 	case "href", "src", "rel", "alt", "name", "http-equiv", "content", "lang", "action", "method", "type",
-		"srcset", "poster", "data", "style", "background":
+		"srcset", "poster", "data", "style", "background", "data-src", "data-srcset", "data-original", "xlink:href":
 		return true
 	}
 	return false
@@ -141,6 +142,14 @@ func (a *attrs) set(k, v []byte) {
 		a.style = first(a.style, v)
 	case "background":
 		a.background = first(a.background, v)
+	case "data-src":
+		a.dataSrc = first(a.dataSrc, v)
+	case "data-srcset":
+		a.dataSrcset = first(a.dataSrcset, v)
+	case "data-original":
+		a.dataOriginal = first(a.dataOriginal, v)
+	case "xlink:href":
+		a.xlinkHref = first(a.xlinkHref, v)
 	case "property", "typeof", "vocab", "about":
 		a.rdfa = true
 	case "itemscope":

@@ -54,11 +54,14 @@ func (s *scanner) cssLinks(css []byte, tag, attr string) {
 // fn returns false. It reads CSS as the CSS Syntax Module's tokenizer
 // would where it matters: comments are skipped, strings end at their
 // quote (or an unescaped newline), url( starts a URL only as a whole
-// function name (not "myurl("), and a string counts only after @import.
+// function name (not "myurl("), and a string counts only after @import
+// or as an argument of image-set() (image-set("a.png" 1x, "b.png" 2x)).
 // Malformed input never fails: an unterminated comment, string or url(
 // ends the scan or is taken up to the end.
 func cssRefs(css []byte, fn func(ref []byte) bool) {
 	atImport := false // the last token was the at-keyword @import
+	depth := 0        // of parentheses (url( excepted: it is read whole)
+	imageSet := 0     // the depth of the image-set( the scan is in, 0: none
 	for i := 0; i < len(css); {
 		c := css[i]
 		switch {
@@ -71,7 +74,7 @@ func cssRefs(css []byte, fn func(ref []byte) bool) {
 		case c == '"' || c == '\'':
 			str, next, ok := cssString(css, i+1, c)
 			i = next
-			if atImport {
+			if atImport || imageSet > 0 && depth == imageSet {
 				atImport = false
 				if ok && !fn(str) {
 					return
@@ -107,6 +110,20 @@ func cssRefs(css []byte, fn func(ref []byte) bool) {
 			if ok && !fn(ref) {
 				return
 			}
+		case c == '(':
+			depth++
+			if imageSet == 0 && imageSetName(css[:i]) {
+				imageSet = depth
+			}
+			atImport = false
+			i++
+		case c == ')':
+			if depth == imageSet {
+				imageSet = 0
+			}
+			depth = max(depth-1, 0)
+			atImport = false
+			i++
 		default:
 			if !htmlSpace(c) {
 				atImport = false
@@ -190,6 +207,19 @@ func escapeEnd(css []byte, i int) int {
 		j++
 	}
 	return j
+}
+
+// imageSetName reports whether css ends with the function name
+// image-set or -webkit-image-set (ASCII case-insensitively), as a whole
+// identifier.
+func imageSetName(css []byte) bool {
+	for _, name := range [...]string{"image-set", "-webkit-image-set"} {
+		n := len(name)
+		if len(css) >= n && equalFold(css[len(css)-n:], name) && (len(css) == n || !identChar(css[len(css)-n-1])) {
+			return true
+		}
+	}
+	return false
 }
 
 // CSS white space is HTML's (htmlSpace).

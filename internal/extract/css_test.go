@@ -40,6 +40,12 @@ func TestCSSRefs(t *testing.T) {
 		{"escaped u is identifier", `a{b:\75rl(x.png)}`, nil},
 		{"url in string", `a{content:"url(no.png)"}`, nil},
 		{"at end", `url(`, nil},
+		{"image-set strings", `a{b:image-set("a.png" 1x, 'b.png' 2x)}`, []string{"a.png", "b.png"}},
+		{"webkit image-set", `a{b:-WEBKIT-image-set("c.png" 1x)}`, []string{"c.png"}},
+		{"image-set with url and type()", `a{b:image-set(url(d.png) 1x, "e.avif" type("image/avif"))}`, []string{"d.png", "e.avif"}},
+		{"not image-set", `a{b:my-image-set("no.png"); c:format("woff2")}`, nil},
+		{"after image-set closes", `a{b:image-set("f.png" 1x) "no.png"}`, []string{"f.png"}},
+		{"unbalanced close", `a{b:))) image-set("g.png")}`, []string{"g.png"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,6 +115,8 @@ func TestRequisites(t *testing.T) {
 <div style="background-image:url(&quot;/div.png&quot;)">text</div>
 <iframe src=/frame.html></iframe><a href=/next.html>next</a>
 <table background=/table.gif><td background=/td.gif>cell</td></table>
+<img src=data:image/gif;base64,R0lGOD data-src=/lazy.jpg data-srcset="/lazy-2x.jpg 2x"><img class=lazy data-original=/orig.jpg>
+<svg><image href=/svg-img.png></image><use xlink:href="/sprite.svg#icon"></use><use href="#local"></use></svg>
 </body></html>`
 	base := mustURL(t, "http://example.com/dir/page.html")
 	embeds := func(o Options) []string {
@@ -132,6 +140,8 @@ func TestRequisites(t *testing.T) {
 		"/v.mp4 video/@src", "/poster.jpg video/@poster", "/v.webm source/@src", "/subs.vtt track/@src",
 		"/a.ogg audio/@src", "/e.swf embed/@src", "/o.svg object/@data", "/button.png input/@src",
 		"/div.png div/@style", "/frame.html iframe/@src", "/table.gif table/@background", "/td.gif td/@background",
+		"/lazy.jpg img/@data-src", "/lazy-2x.jpg img/@data-srcset", "/orig.jpg img/@data-original",
+		"/svg-img.png image/@href", "/sprite.svg use/@xlink:href",
 	}
 	// The img src comes before its srcset: src is read in the element's
 	// own case, srcset among the requisites first. Compare as sets.

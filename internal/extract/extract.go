@@ -47,9 +47,11 @@ type Options struct {
 	// (wget --page-requisites, Heritrix's embeds), hop E: img src and
 	// srcset, picture source srcset, script src, audio, video, source and
 	// track src, video poster, embed src, object data, input type=image
-	// src, background attributes, and the url() and @import references of
-	// style attributes and <style> elements. Stylesheets, icons, preloads
-	// and frames are read without it. Default off.
+	// src, background attributes, lazy images' data-src, data-srcset and
+	// data-original, inline SVG's image and use href, and the url(),
+	// image-set() and @import references of style attributes and <style>
+	// elements. Stylesheets, icons, preloads and frames are read without
+	// it. Default off.
 	Requisites bool
 	// Forms adds the action of GET forms (hop L). Default off: form
 	// submissions without input are mostly noise.

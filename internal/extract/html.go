@@ -377,11 +377,39 @@ func (s *scanner) requisites(name string, a *attrs) {
 	if a.poster != nil && name == "video" {
 		s.add(a.poster, name, "poster", nil, nil, HopEmbed)
 	}
-	if a.srcset != nil && (name == "img" || name == "source") {
-		srcset(a.srcset, func(ref []byte) {
-			s.add(ref, name, "srcset", nil, nil, HopEmbed)
-		})
+	switch name {
+	case "img", "source", "iframe", "video":
+		// Lazy loading: the real URLs wait in data-* attributes for a
+		// script to move them into src and srcset when the element
+		// scrolls into view, which no crawler without a browser sees.
+		if a.dataSrc != nil {
+			s.add(a.dataSrc, name, "data-src", nil, nil, HopEmbed)
+		}
+		if a.dataOriginal != nil {
+			s.add(a.dataOriginal, name, "data-original", nil, nil, HopEmbed)
+		}
+		s.srcsetLinks(a.srcset, name, "srcset")
+		s.srcsetLinks(a.dataSrcset, name, "data-srcset")
+	case "image", "use", "feimage":
+		// SVG inline in the page: <image href>, <use href="sprite.svg#i">
+		// (href in SVG 2, xlink:href before it).
+		if a.hasHref {
+			s.add(a.href, name, "href", nil, nil, HopEmbed)
+		} else if a.xlinkHref != nil {
+			s.add(a.xlinkHref, name, "xlink:href", nil, nil, HopEmbed)
+		}
 	}
+}
+
+// srcsetLinks adds the candidates of a srcset value v of img and source
+// elements.
+func (s *scanner) srcsetLinks(v []byte, name, attr string) {
+	if v == nil || name != "img" && name != "source" {
+		return
+	}
+	srcset(v, func(ref []byte) {
+		s.add(ref, name, attr, nil, nil, HopEmbed)
+	})
 }
 
 // srcset calls fn with each image candidate's URL of a srcset attribute,
