@@ -2,7 +2,6 @@ package extract
 
 import (
 	"bytes"
-	"fmt"
 	"net/url"
 	"unicode/utf8"
 )
@@ -14,25 +13,14 @@ import (
 // and limits are counted in Page.Problems. Of Options only the limits and
 // Normalize apply.
 func CSS(base *url.URL, body []byte, o Options) (*Page, error) {
-	if !httpURL(base) {
-		return nil, ErrBase
-	}
-	if err := o.Validate(); err != nil {
+	s, body, err := start(base, body, o)
+	if err != nil {
 		return nil, err
 	}
-	o = o.withDefaults()
-	p := &Page{Base: base, Charset: "utf-8"}
-	if len(body) > o.MaxBytes {
-		body = body[:o.MaxBytes]
-		p.Truncated = true
-	}
-	s := getScanner(o, p)
 	defer putScanner(s)
-	newResolver(&s.res, base, o.MaxURLLength, o.Normalize)
-	if p.Truncated {
-		s.problem(ProblemTruncated, fmt.Sprintf("%d bytes parsed", o.MaxBytes))
-	}
-	s.linkCap = min(max(len(body)/256, 4), 64, o.MaxLinks)
+	p := s.page
+	p.Charset = "utf-8"
+	s.linkCap = min(max(len(body)/256, 4), 64, s.o.MaxLinks)
 	s.cssLinks(body, "css", "")
 	return p, nil
 }

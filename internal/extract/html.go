@@ -45,24 +45,12 @@ const maxTemplateDepth = 1 << 10
 // only for a bad base or invalid Options: malformed markup, undecodable
 // bytes and bad URLs are tolerated and counted in Page.Problems.
 func HTML(base *url.URL, body []byte, contentType string, o Options) (*Page, error) {
-	if !httpURL(base) {
-		return nil, ErrBase
-	}
-	if err := o.Validate(); err != nil {
+	s, body, err := start(base, body, o)
+	if err != nil {
 		return nil, err
 	}
-	o = o.withDefaults()
-	p := &Page{Base: base}
-	if len(body) > o.MaxBytes {
-		body = body[:o.MaxBytes]
-		p.Truncated = true
-	}
-	s := getScanner(o, p)
 	defer putScanner(s)
-	newResolver(&s.res, base, o.MaxURLLength, o.Normalize)
-	if p.Truncated {
-		s.problem(ProblemTruncated, fmt.Sprintf("%d bytes parsed", o.MaxBytes))
-	}
+	p, o := s.page, s.o
 	body, p.Charset = decode(body, contentType)
 	s.queryEnc = queryEncoding(p.Charset)
 	// Room for the links a page of this size has (testweb and real pages:
@@ -77,6 +65,30 @@ func HTML(base *url.URL, body []byte, contentType string, o Options) (*Page, err
 	p.Text = s.text.String()
 	p.HasText = p.HasText || p.Text != ""
 	return p, nil
+}
+
+// start checks base and o, and returns a scanner for a page of base with
+// the options' defaults filled in and its resolver set, and body cut at
+// MaxBytes (the cut noted in the page). The caller puts the scanner back.
+func start(base *url.URL, body []byte, o Options) (*scanner, []byte, error) {
+	if !httpURL(base) {
+		return nil, nil, ErrBase
+	}
+	if err := o.Validate(); err != nil {
+		return nil, nil, err
+	}
+	o = o.withDefaults()
+	p := &Page{Base: base}
+	if len(body) > o.MaxBytes {
+		body = body[:o.MaxBytes]
+		p.Truncated = true
+	}
+	s := getScanner(o, p)
+	newResolver(&s.res, base, o.MaxURLLength, o.Normalize)
+	if p.Truncated {
+		s.problem(ProblemTruncated, fmt.Sprintf("%d bytes parsed", o.MaxBytes))
+	}
+	return s, body, nil
 }
 
 // decode converts body to UTF-8 following the HTML encoding sniffing rules
