@@ -188,6 +188,11 @@ func TestCSS(t *testing.T) {
 	if _, err := CSS(base, body, Options{MaxLinks: -1}); err == nil {
 		t.Error("CSS with negative MaxLinks: no error")
 	}
+	// A long data: URL (an inlined font) is no link and no problem.
+	p, err = CSS(base, []byte(`@font-face{src:url(data:font/woff2;base64,`+strings.Repeat("A", 20000)+`)}`), Options{})
+	if err != nil || len(p.Links) != 0 || len(p.Problems) != 0 {
+		t.Errorf("inlined font: %d links, problems %+v, %v", len(p.Links), p.Problems, err)
+	}
 	// Limits: links kept and bytes read.
 	p, err = CSS(base, []byte(strings.Repeat("a{b:url(x.png)} c{d:url(y.png)} e{f:url(z.png)}", 3)), Options{MaxLinks: 2})
 	if err != nil {
