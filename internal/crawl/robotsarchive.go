@@ -48,8 +48,8 @@ type robotsArchive struct {
 	c  *Crawler
 	rt http.RoundTripper // DisableCompression: the bytes as transferred
 	// plain takes the http:// requests, so that the record keeps the
-	// response header as the server sent it (h1.WithRawHeader), as a
-	// page's does; rt the others (https, HTTP/2).
+	// exchange as it went over the wire (h1.WithWire), as a page's
+	// does; rt the others (https, HTTP/2).
 	plain *h1.Client
 
 	mu      sync.Mutex
@@ -129,10 +129,10 @@ func (a *robotsArchive) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	var resp *http.Response
 	var err error
-	var wire []byte
+	var wire h1.Wire
 	if a.plain != nil && a.plain.Handles(sent) {
 		// No timeout of its own: the gate's deadline is in ctx.
-		resp, err = a.plain.RoundTrip(sent.WithContext(h1.WithRawHeader(ctx, &wire)), 0)
+		resp, err = a.plain.RoundTrip(sent.WithContext(h1.WithWire(ctx, &wire)), 0)
 	} else {
 		resp, err = a.rt.RoundTrip(sent)
 	}
@@ -174,7 +174,7 @@ func (a *robotsArchive) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // archive writes the records of one robots.txt response and queues its
 // crawl.log line.
-func (a *robotsArchive) archive(req *http.Request, resp *http.Response, wire, raw []byte, trunc string, start time.Time, took time.Duration, remote netip.AddrPort) {
+func (a *robotsArchive) archive(req *http.Request, resp *http.Response, wire h1.Wire, raw []byte, trunc string, start time.Time, took time.Duration, remote netip.AddrPort) {
 	need, _ := req.Context().Value(robotsNeedKey{}).(robotsNeed)
 	h := req.Header.Clone()
 	host := req.Host
@@ -183,7 +183,7 @@ func (a *robotsArchive) archive(req *http.Request, resp *http.Response, wire, ra
 	}
 	h.Set("Host", host)
 	res := &fetch.Result{URL: req.URL, Status: resp.StatusCode, Reason: fetch.StatusReason(resp), Proto: resp.Proto, Header: resp.Header,
-		WireHeader: wire, Request: fetch.SentRequest{Method: req.Method, URL: req.URL, Header: h}}
+		WireHeader: wire.Response, WireRequest: wire.Request, Request: fetch.SentRequest{Method: req.Method, URL: req.URL, Header: h}}
 	target := req.URL.String()
 	path := need.path + "P"
 	meta := []warc.Field{

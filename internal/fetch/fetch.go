@@ -88,6 +88,8 @@ type Result struct {
 	// otherwise (https and HTTP/2 go through net/http, which keeps only
 	// the parsed fields).
 	WireHeader []byte
+	// WireRequest is the request as written, in the same cases.
+	WireRequest []byte
 
 	// RawBody is the body as transferred: content-coded (gzip, br, ...),
 	// de-chunked, at most Config.MaxBodySize bytes. For WARC records.
@@ -172,10 +174,14 @@ func (r *Result) HTTPHeaderBytes() []byte {
 	return b.Bytes()
 }
 
-// RequestHeaderBytes returns the request line and headers as HTTP/1.1 text
-// ending in an empty line, for WARC request records: Host first, the rest
-// sorted by name.
+// RequestHeaderBytes returns the request line and headers ending in an
+// empty line, for WARC request records: WireRequest when there is one,
+// else HTTP/1.1 text rebuilt from Request, Host first, the rest sorted by
+// name.
 func (r *Result) RequestHeaderBytes() []byte {
+	if r.WireRequest != nil {
+		return r.WireRequest
+	}
 	var b bytes.Buffer
 	target := "/"
 	if r.Request.URL != nil {
@@ -496,11 +502,11 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	}
 
 	var ts traceState
-	var wire []byte // the response header as sent, on the h1 path
+	var wire h1.Wire // the exchange's bytes, on the h1 path
 	plain := c.plain != nil && c.plain.Handles(hreq)
 	hctx := httptrace.WithClientTrace(ctx, ts.trace())
 	if plain {
-		hctx = h1.WithRawHeader(hctx, &wire)
+		hctx = h1.WithWire(hctx, &wire)
 	}
 	hreq = hreq.WithContext(hctx)
 	sent := SentRequest{Method: method, URL: hreq.URL, Header: h.Clone()}
@@ -526,14 +532,15 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	defer resp.Body.Close()
 
 	r := &Result{
-		URL:        hreq.URL,
-		Status:     resp.StatusCode,
-		Reason:     StatusReason(resp),
-		Proto:      resp.Proto,
-		Header:     resp.Header,
-		Start:      start,
-		WireHeader: wire,
-		Request:    sent,
+		URL:         hreq.URL,
+		Status:      resp.StatusCode,
+		Reason:      StatusReason(resp),
+		Proto:       resp.Proto,
+		Header:      resp.Header,
+		Start:       start,
+		WireHeader:  wire.Response,
+		WireRequest: wire.Request,
+		Request:     sent,
 	}
 	if method != http.MethodHead {
 		raw, trunc, err := readBody(resp.Body, c.cfg.MaxBodySize, resp.ContentLength)

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -28,8 +29,9 @@ func TestArchivedHeader(t *testing.T) {
 }
 
 // TestWireHeader: a page over http:// is archived with its header as the
-// server sent it (order, case, repeated fields), less the chunking; the
-// parsed Header still has every field.
+// server sent it (order, case, repeated fields), less the chunking, and
+// its request as the server read it; the parsed Header still has every
+// field.
 func TestWireHeader(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -37,6 +39,7 @@ func TestWireHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	requests := make(chan []byte, 1)
 	const header = "HTTP/1.1 200 OK\r\nserver: hand-made\r\nSet-Cookie: a=1\r\ncontent-type: text/html\r\nSet-Cookie: b=2\r\nTransfer-Encoding: chunked\r\nX-Last: z\r\n\r\n"
 	go func() {
 		for {
@@ -46,11 +49,13 @@ func TestWireHeader(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				br := bufio.NewReader(c)
+				var in bytes.Buffer
+				br := bufio.NewReader(io.TeeReader(c, &in))
 				for {
 					if _, err := http.ReadRequest(br); err != nil {
 						return
 					}
+					requests <- bytes.Clone(in.Next(in.Len() - br.Buffered()))
 					io.WriteString(c, header+"5\r\nhello\r\n0\r\n\r\n")
 				}
 			}()
@@ -64,6 +69,9 @@ func TestWireHeader(t *testing.T) {
 	}
 	if string(r.WireHeader) != header {
 		t.Errorf("WireHeader = %q, want what was sent", r.WireHeader)
+	}
+	if got, sent := r.RequestHeaderBytes(), <-requests; !bytes.Equal(got, sent) || !bytes.Equal(r.WireRequest, sent) {
+		t.Errorf("RequestHeaderBytes:\n got %q\nwant what the server read, %q", got, sent)
 	}
 	if string(r.RawBody) != "hello" || len(r.Header.Values("Set-Cookie")) != 2 || r.Header.Get("X-Last") != "z" {
 		t.Errorf("body %q, header %v", r.RawBody, r.Header)

@@ -2,6 +2,7 @@ package h1
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ type conn struct {
 	limit int64
 	// rec, while recording, collects what Read returns: the bytes of a
 	// response header, and what the buffered reader read past it
-	// (WithRawHeader).
+	// (WithWire).
 	rec       []byte
 	recording bool
 	idleSince time.Time
@@ -106,17 +107,25 @@ func (oc *conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// rawKey is the context key of WithRawHeader's destination.
-type rawKey struct{}
+// Wire is an exchange's bytes as they went over the connection, for an
+// archive that keeps what was sent and received (field order, case,
+// repeated fields), not net/http's maps of them (WithWire).
+type Wire struct {
+	// Request is the request as written: its line and header fields
+	// through the empty line (GET and HEAD have no body).
+	Request []byte
+	// Response is the final response's status line and header fields,
+	// through the empty line; 1xx responses before it are left out.
+	Response []byte
+}
 
-// WithRawHeader returns a context that asks RoundTrip for the final
-// response's status line and header fields as they came on the wire,
-// through the empty line (1xx responses before it left out), in *dst:
-// for an archive that keeps the bytes a server sent (field order, case,
-// repeated fields), not net/http's map of them. *dst is set when the
-// header was read; a failed exchange leaves it nil.
-func WithRawHeader(ctx context.Context, dst *[]byte) context.Context {
-	return context.WithValue(ctx, rawKey{}, dst)
+// wireKey is the context key of WithWire's destination.
+type wireKey struct{}
+
+// WithWire returns a context that asks RoundTrip to fill *w with the
+// exchange's bytes. After a failed exchange both are nil.
+func WithWire(ctx context.Context, w *Wire) context.Context {
+	return context.WithValue(ctx, wireKey{}, w)
 }
 
 // startRecording begins collecting the bytes of a response header, with
@@ -267,19 +276,30 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 	// Cancellation (the client gone, a caller's deadline) interrupts any
 	// blocked read or write by moving the deadline into the past.
 	stop := context.AfterFunc(ctx, func() { _ = oc.c.SetDeadline(time.Unix(1, 0)) })
-	rawDst, _ := ctx.Value(rawKey{}).(*[]byte)
+	wire, _ := ctx.Value(wireKey{}).(*Wire)
 	fail := func(err error, retry bool) (*http.Response, bool, error) {
 		stop()
-		if rawDst != nil {
+		if wire != nil {
 			oc.stopRecording()
-			*rawDst = nil
+			*wire = Wire{}
 		}
 		if ctx.Err() != nil {
 			return nil, false, fmt.Errorf("h1: %s: %w", oc.key, context.Cause(ctx))
 		}
 		return nil, retry, err
 	}
-	if err := req.Write(oc.bw); err != nil {
+	if wire != nil {
+		// Written once into a buffer, kept, and copied to the
+		// connection: the same bytes.
+		var b bytes.Buffer
+		if err := req.Write(&b); err != nil {
+			return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)
+		}
+		wire.Request = b.Bytes()
+		if _, err := oc.bw.Write(wire.Request); err != nil {
+			return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)
+		}
+	} else if err := req.Write(oc.bw); err != nil {
 		return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)
 	}
 	if err := oc.bw.Flush(); err != nil {
@@ -292,7 +312,7 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 		_ = oc.c.SetReadDeadline(headerDeadline)
 	}
 	oc.limit = o.maxHeaderBytes
-	if rawDst != nil {
+	if wire != nil {
 		oc.startRecording()
 	}
 	if _, err := oc.br.Peek(1); err != nil {
@@ -308,9 +328,9 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 		if err != nil {
 			return fail(fmt.Errorf("h1: read from %s: %w", oc.key, err), false)
 		}
-		if rawDst != nil {
+		if wire != nil {
 			if h := oc.header(); resp.StatusCode >= 200 {
-				*rawDst = h
+				wire.Response = h
 			}
 		}
 		if resp.StatusCode >= 200 {
@@ -323,7 +343,7 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 		}
 	}
 	oc.limit = math.MaxInt64
-	if rawDst != nil {
+	if wire != nil {
 		// Before the connection can go back to the pool, to another
 		// request.
 		oc.stopRecording()
