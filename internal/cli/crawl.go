@@ -85,6 +85,8 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	memLimit := fs.Int("memory-limit-mib", crawlMemoryLimitMiB, "Go memory limit in `MiB` (a soft bound the collector works to keep the heap under; 0: none; default GOMEMLIMIT when that is set)")
 	addrPolicy := fs.String("address-policy", "no-link-local", "which addresses hosts may resolve to: no-link-local (refuse 169.254.0.0/16, fe80::/10 and the like: cloud metadata services), public-only (also refuse loopback and private networks), allow; --resolve targets are always allowed")
 	workers := fs.Int("workers", 256, "concurrent fetches (`N`; at most one per host)")
+	caFile := fs.String("ca-file", "", "also trust the certificates of this PEM `FILE` for https sites: an intranet's or a lab's own authority (crawl.tls.ca-file)")
+	insecureTLS := fs.Bool("insecure", false, "accept any certificate of https sites, expired or self-signed, as wget --no-check-certificate does (crawl.tls.insecure)")
 	requisites := fs.Bool("page-requisites", false, "also fetch what each page needs to render: images, scripts, media, stylesheets' fonts and images, on other hosts too (crawl.page-requisites)")
 	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
 	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
@@ -153,6 +155,12 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	if set["page-requisites"] {
 		cfg.PageRequisites = *requisites
+	}
+	if set["ca-file"] {
+		cfg.TLS.CAFile = *caFile
+	}
+	if set["insecure"] {
+		cfg.TLS.Insecure = *insecureTLS
 	}
 	if set["delay"] {
 		if *delay < 0 {

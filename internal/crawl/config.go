@@ -86,6 +86,8 @@ type Config struct {
 	Scope Scope `yaml:"scope"`
 	// Traps are the per-site limits.
 	Traps traps.Limits `yaml:"traps"`
+	// TLS says how https origins' certificates are checked (tls.go).
+	TLS TLS `yaml:"tls"`
 	// HonorNoArchive keeps pages marked noarchive (meta robots or
 	// X-Robots-Tag) out of the WARC files. Default true; set
 	// "honor-noarchive: false" to archive them anyway.
@@ -367,6 +369,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Traps.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.TLS.config(); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := hostmap.ParseDuplicateHosts(c.DuplicateHosts); err != nil {

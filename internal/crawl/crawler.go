@@ -436,7 +436,13 @@ func (c *Crawler) open(ctx context.Context) error {
 
 	policy, _ := addrpolicy.Parse(cfg.AddressPolicy) // Validate checked it
 	archiveRobots := boolOr(cfg.WARCRobots, true)
+	tlsConf, err := cfg.TLS.config()
+	if err != nil {
+		return err
+	}
 	var robotsRT http.RoundTripper = &http.Transport{
+		// The pages' certificate checks (crawl.tls).
+		TLSClientConfig: tlsConf,
 		// It dials as the fetcher does (c.fetcher is made below, before
 		// any fetch).
 		DialContext: c.robotsDial, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true,
@@ -471,7 +477,7 @@ func (c *Crawler) open(ctx context.Context) error {
 	// of hosts warm at once, and the fetcher's default of 256 idle
 	// connections in all would redial most requests.
 	fcfg := fetch.Config{UserAgent: cfg.UserAgent, Resolver: c.opts.Resolver, AddrPolicy: policy, MaxIdleConns: maxIdleConns, MaxIdleConnsPerHost: 2,
-		HeadBeforeGet: cfg.HeadBeforeGet, WantedTypes: cfg.WantedTypes}
+		HeadBeforeGet: cfg.HeadBeforeGet, WantedTypes: cfg.WantedTypes, TLSConfig: tlsConf}
 	// The page cap bounds the page as decoded and as parsed too: the
 	// fetcher's decoded cap and the extractor's own default to 8 MiB, and
 	// would cut a page the fetch read whole (a 9 MB page, its links at

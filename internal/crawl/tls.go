@@ -1,0 +1,44 @@
+package crawl
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+)
+
+// TLS says how the crawler checks the certificates of https origins.
+type TLS struct {
+	// CAFile names a PEM file of certificates trusted besides the system
+	// roots: an intranet's, a lab's or a test web's own authority.
+	CAFile string `yaml:"ca-file"`
+	// Insecure accepts any certificate, as wget --no-check-certificate,
+	// curl -k and Heritrix's default trust level do: an archive may want
+	// a site whose certificate expired or is self-signed. Whoever answers
+	// for a host's address is then crawled as that host. Default false.
+	Insecure bool `yaml:"insecure"`
+}
+
+// config returns the tls.Config of origins' connections, nil for Go's
+// defaults (the system roots, verification on).
+func (t TLS) config() (*tls.Config, error) {
+	if t.CAFile == "" && !t.Insecure {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.Insecure}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("crawl: tls.ca-file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("crawl: tls.ca-file %s: no PEM certificate in it", t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
