@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/config"
 	"github.com/courtesy-crawler/courtesy/internal/console"
+	"github.com/courtesy-crawler/courtesy/internal/fetch"
 	"github.com/courtesy-crawler/courtesy/internal/httpcache"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/mitm"
@@ -473,16 +473,9 @@ func upstreamTLSConfig(file string) (*tls.Config, error) {
 	if file == "" {
 		return nil, nil
 	}
-	pem, err := os.ReadFile(file)
+	pool, err := fetch.Roots(file)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: upstream-ca-file: %w", err)
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("proxy: upstream-ca-file %s: no PEM certificates", file)
 	}
 	return &tls.Config{RootCAs: pool}, nil
 }

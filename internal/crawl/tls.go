@@ -2,9 +2,9 @@ package crawl
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"os"
+
+	"github.com/courtesy-crawler/courtesy/internal/fetch"
 )
 
 // TLS says how the crawler checks the certificates of https origins.
@@ -27,16 +27,9 @@ func (t TLS) config() (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.Insecure}
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pool, err := fetch.Roots(t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("crawl: tls.ca-file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("crawl: tls.ca-file %s: no PEM certificate in it", t.CAFile)
 		}
 		cfg.RootCAs = pool
 	}
