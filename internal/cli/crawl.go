@@ -469,6 +469,9 @@ func printSummary(w io.Writer, s *crawl.Summary, shared bool) {
 	fmt.Fprintf(w, "  URLs completed      %d (%s), %d still queued\n", s.Completed, all, s.Queued)
 	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
 	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
+	if s.Requisites > 0 {
+		fmt.Fprintf(w, "  page requisites     %d fetched (%d out of scope)\n", s.Requisites, s.RequisitesOffScope)
+	}
 	if s.HostRewrites > 0 {
 		fmt.Fprintf(w, "  host rewrites       %d URLs (robots Host, Mirror-site, duplicate hosts)\n", s.HostRewrites)
 	}

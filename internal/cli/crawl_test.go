@@ -176,18 +176,25 @@ func TestCrawlBadSeeds(t *testing.T) {
 // own and the completed URLs the whole crawl's, not a resumed run's.
 func TestSummaryWording(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		resumed   bool
-		shared    bool
-		want, not string
+		name       string
+		resumed    bool
+		shared     bool
+		requisites int64
+		want, not  string
 	}{
-		{"fresh", false, false, "s, this run\n", "resumed"},
-		{"resumed", true, false, "this run only (resumed crawl", "shared"},
-		{"shared node", true, true, "by this process\n  URLs completed      7 (the whole shared crawl)", "resumed"},
+		{"fresh", false, false, 0, "s, this run\n", "resumed"},
+		{"resumed", true, false, 0, "this run only (resumed crawl", "shared"},
+		{"shared node", true, true, 0, "by this process\n  URLs completed      7 (the whole shared crawl)", "resumed"},
+		{"no requisites", false, false, 0, "duplicates", "page requisites"},
+		{"requisites", false, false, 5, "  page requisites     5 fetched (2 out of scope)\n", "resumed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			printSummary(&b, &crawl.Summary{Pages: 3, Completed: 7, Resumed: tc.resumed}, tc.shared)
+			s := &crawl.Summary{Pages: 3, Completed: 7, Resumed: tc.resumed, Requisites: tc.requisites}
+			if tc.requisites > 0 {
+				s.RequisitesOffScope = 2
+			}
+			printSummary(&b, s, tc.shared)
 			if !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), tc.not) {
 				t.Errorf("summary has no %q or has %q:\n%s", tc.want, tc.not, b.String())
 			}

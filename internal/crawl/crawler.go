@@ -124,6 +124,10 @@ type Summary struct {
 	// for them (DATA/reports/, traps.ReportName).
 	Stopped     []traps.StoppedSite
 	TrapReports []string
+	// Requisites counts the page requisites fetched this run
+	// (Config.PageRequisites), RequisitesOffScope those fetched out of
+	// scope (on a CDN).
+	Requisites, RequisitesOffScope int64
 	// Truncated counts pages cut at the size cap this run (MaxSize).
 	Truncated int64
 	// MaxSize is the page size cap in bytes.
@@ -242,6 +246,9 @@ type runStats struct {
 	// failed counts URLs given up after their retries (final status in
 	// crawl.log); truncated pages cut at the size cap.
 	failed, truncated atomic.Int64
+	// requisites counts the page requisites fetched (PageRequisites),
+	// requisitesOff those out of scope.
+	requisites, requisitesOff atomic.Int64
 }
 
 // hostState is what the crawler remembers of one host in memory.
@@ -359,6 +366,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 	}
 	sum.RDFDir, sum.RDFPages, sum.RDFQuads = c.structuredSummary()
 	sum.Truncated, sum.MaxSize = c.stats.truncated.Load(), c.tr.Limits().MaxSize
+	sum.Requisites, sum.RequisitesOffScope = c.stats.requisites.Load(), c.stats.requisitesOff.Load()
 	c.cutMu.Lock()
 	sum.TrapCuts = maps.Clone(c.cutByKind)
 	c.cutMu.Unlock()

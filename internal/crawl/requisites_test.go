@@ -147,6 +147,7 @@ func TestCrawlPageRequisites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sum *Summary
 	crawl := func(requisites bool) ([]string, string, string) {
 		mu.Lock()
 		got = nil
@@ -159,7 +160,7 @@ func TestCrawlPageRequisites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum, err := c.Run(context.Background(), []string{"http://site.test/"})
+		sum, err = c.Run(context.Background(), []string{"http://site.test/"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,6 +189,12 @@ func TestCrawlPageRequisites(t *testing.T) {
 	}
 
 	fetched, log, meta := crawl(true)
+	// The requisites fetched: 6 on the CDN (s.css, t.css, u.css,
+	// f.woff2, app.js, bg.png), 5 of the site's own (i.png, i2.png,
+	// h1.png, div.png, n.png; i3.png is disallowed).
+	if sum.Requisites != 11 || sum.RequisitesOffScope != 6 {
+		t.Errorf("summary: %d requisites, %d out of scope; want 11 and 6", sum.Requisites, sum.RequisitesOffScope)
+	}
 	if heads != 0 {
 		t.Errorf("%d HEAD requests for requisites, want none", heads)
 	}

@@ -133,6 +133,14 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	host := u.Hostname()
 	c.stats.pages.Add(1)
 	c.stats.bytes.Add(int64(len(res.RawBody)))
+	if c.cfg.PageRequisites {
+		if embeds, _ := transcluded(md1(l.Metadata, mdPath)); embeds > 0 {
+			c.stats.requisites.Add(1)
+			if md1(l.Metadata, mdOff) != "" {
+				c.stats.requisitesOff.Add(1)
+			}
+		}
+	}
 	c.countResponse(res.Status, res.ContentType) // console.go
 	c.metrics.pages.WithLabelValues(strconv.Itoa(res.Status/100) + "xx").Inc()
 	c.metrics.bytes.Add(float64(len(res.RawBody)))
