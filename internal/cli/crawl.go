@@ -95,6 +95,11 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	redisCluster := fs.String("redis-cluster", "", "join the crawl shared on this Redis Cluster (seed `ADDRS`, comma-separated; or one plain Redis server): frontier, politeness and robots.txt cache in Redis, WARC files and crawl.log in --data")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
 	waitProfile := fs.String("waitprofile", "", "write Go mutex and block profiles of the crawl to `FILE`.mutex and FILE.block (for developers)")
+	var dedupIndexes []string
+	fs.Func("dedup-index", "a CDXJ `FILE` of an earlier crawl: payloads it holds are archived as revisit records pointing at it (repeatable; added to crawl.dedup-indexes)", func(v string) error {
+		dedupIndexes = append(dedupIndexes, v)
+		return nil
+	})
 	var dupHosts []string
 	fs.Func("duplicate-host", "`ALIAS=CANONICAL`: crawl the host ALIAS under CANONICAL (repeatable; added to crawl.duplicate-hosts)", func(v string) error {
 		dupHosts = append(dupHosts, v)
@@ -178,6 +183,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		cfg.AddressPolicy = *addrPolicy
 	}
 	cfg.DuplicateHosts = append(cfg.DuplicateHosts, dupHosts...)
+	cfg.DedupIndexes = append(cfg.DedupIndexes, dedupIndexes...)
 	if set["workers"] || cfg.Workers == 0 {
 		cfg.Workers = *workers
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -167,6 +168,11 @@ type Config struct {
 	// move it. A list, not a map, because host names hold the dots that
 	// separate config keys. At most 10,000 entries. Default none.
 	DuplicateHosts []string `yaml:"duplicate-hosts"`
+	// DedupIndexes are CDXJ indexes of earlier crawls (this crawler's,
+	// pywb's or warcio's): a payload they hold is archived as a revisit
+	// record pointing at that capture, not in full (dedupindex.go).
+	// Default none.
+	DedupIndexes []string `yaml:"dedup-indexes"`
 	// RobotsHost follows the robots.txt Host directive (Yandex; REGP
 	// §3.2.13): URLs of an origin whose robots.txt names another host as
 	// its preferred ("master") name are queued under that host. Default
@@ -373,6 +379,13 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.TLS.config(); err != nil {
 		errs = append(errs, err)
+	}
+	for _, p := range c.DedupIndexes {
+		if st, err := os.Stat(p); err != nil {
+			errs = append(errs, fmt.Errorf("crawl: dedup index: %w", err))
+		} else if st.IsDir() {
+			errs = append(errs, fmt.Errorf("crawl: dedup index %s is a directory: name its .cdxj files", p))
+		}
 	}
 	if _, err := hostmap.ParseDuplicateHosts(c.DuplicateHosts); err != nil {
 		errs = append(errs, fmt.Errorf("crawl: %w", err))

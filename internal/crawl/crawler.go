@@ -555,6 +555,9 @@ func (c *Crawler) open(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("crawl: load payload digests: %w", err)
 	}
+	if err := c.loadDedupIndexes(); err != nil {
+		return err
+	}
 	if err := c.openStructured(); err != nil {
 		return err
 	}
