@@ -474,7 +474,10 @@ func printSummary(w io.Writer, s *crawl.Summary, shared bool) {
 	fmt.Fprintf(w, "  pages fetched       %d (%s) from %s in %s, %s\n", s.Pages, crawl.FormatBytes(s.Bytes), plural(s.Hosts, "host"), s.Duration.Round(time.Millisecond), run)
 	fmt.Fprintf(w, "  URLs completed      %d (%s), %d still queued\n", s.Completed, all, s.Queued)
 	fmt.Fprintf(w, "  robots.txt refusals %d URLs\n", s.RobotsDenied)
-	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits)
+	fmt.Fprintf(w, "  duplicates          %d (%d written as revisit records)\n", s.Duplicates, s.Revisits-s.Unchanged)
+	if s.Unchanged > 0 {
+		fmt.Fprintf(w, "  unchanged pages     %d (revisit records of an earlier crawl's captures, --dedup-index)\n", s.Unchanged)
+	}
 	if s.Requisites > 0 {
 		fmt.Fprintf(w, "  page requisites     %d fetched (%d out of scope)\n", s.Requisites, s.RequisitesOffScope)
 	}

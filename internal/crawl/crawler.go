@@ -124,6 +124,10 @@ type Summary struct {
 	// for them (DATA/reports/, traps.ReportName).
 	Stopped     []traps.StoppedSite
 	TrapReports []string
+	// Unchanged counts the pages archived as revisits of their own
+	// capture in an earlier crawl (Config.DedupIndexes) this run; they
+	// are in Revisits, not in Duplicates.
+	Unchanged int64
 	// Requisites counts the page requisites fetched this run
 	// (Config.PageRequisites), RequisitesOffScope those fetched out of
 	// scope (on a CDN).
@@ -249,6 +253,9 @@ type runStats struct {
 	// requisites counts the page requisites fetched (PageRequisites),
 	// requisitesOff those out of scope.
 	requisites, requisitesOff atomic.Int64
+	// unchanged counts the revisits of a URL's own capture in an earlier
+	// crawl (--dedup-index).
+	unchanged atomic.Int64
 }
 
 // hostState is what the crawler remembers of one host in memory.
@@ -367,6 +374,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 	sum.RDFDir, sum.RDFPages, sum.RDFQuads = c.structuredSummary()
 	sum.Truncated, sum.MaxSize = c.stats.truncated.Load(), c.tr.Limits().MaxSize
 	sum.Requisites, sum.RequisitesOffScope = c.stats.requisites.Load(), c.stats.requisitesOff.Load()
+	sum.Unchanged = c.stats.unchanged.Load()
 	c.cutMu.Lock()
 	sum.TrapCuts = maps.Clone(c.cutByKind)
 	c.cutMu.Unlock()

@@ -3,6 +3,7 @@ package crawl
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,14 +22,26 @@ import (
 // full; bad lines in an index are skipped; a missing index is refused.
 func TestDedupIndexAcrossCrawls(t *testing.T) {
 	version := "one"
+	const many = 15 // chained pages, over the duplicate limit of 10
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		switch r.URL.Path {
 		case "/robots.txt":
 			w.Header().Set("Content-Type", "text/plain")
 			w.Write([]byte("User-agent: *\nDisallow:\n"))
+		case "/chain/a", "/chain/b", "/chain/c", "/chain/d", "/chain/e", "/chain/f", "/chain/g", "/chain/h",
+			"/chain/i", "/chain/j", "/chain/k", "/chain/l", "/chain/m", "/chain/n", "/chain/o":
+			// Pages that link each other in a chain (named, not
+			// numbered: the numbered-depth limit stays out of it),
+			// each unchanged since the first crawl.
+			c := r.URL.Path[len("/chain/")]
+			if next := c + 1; next < 'a'+many {
+				fmt.Fprintf(w, `page %c <a href="/chain/%c">next</a>`, c, next)
+			} else {
+				fmt.Fprintf(w, "page %c, the last", c)
+			}
 		case "/":
-			w.Write([]byte(`<a href="/a.html">a</a> <a href="/b.html">b</a> <a href="/news.html">news</a>`))
+			w.Write([]byte(`<a href="/a.html">a</a> <a href="/b.html">b</a> <a href="/news.html">news</a> <a href="/chain/a">chain</a>`))
 		case "/a.html", "/b.html":
 			w.Write([]byte("the page " + r.URL.Path + ", unchanged"))
 		case "/news.html":
@@ -81,8 +94,11 @@ func TestDedupIndexAcrossCrawls(t *testing.T) {
 	version = "two"
 	second := t.TempDir()
 	sum := crawl(second, indexes)
-	if sum.Revisits != 3 {
-		t.Errorf("%d revisit records, want 3 (/, /a.html, /b.html)", sum.Revisits)
+	// Unchanged pages are not duplicates: with more than the site's
+	// duplicate limit of them (15 > 3 here), the site is not stopped.
+	if sum.Revisits != 3+many || sum.Unchanged != 3+many || sum.Duplicates != 0 || len(sum.Stopped) != 0 {
+		t.Errorf("%d revisit records, %d unchanged, %d duplicates, stopped %v; want %d, %d, none, none",
+			sum.Revisits, sum.Unchanged, sum.Duplicates, sum.Stopped, 3+many, 3+many)
 	}
 	if !strings.Contains(logs.String(), "bad_lines=1") {
 		t.Errorf("the bad line is not counted in the log:\n%s", logs.String())
@@ -104,6 +120,9 @@ func TestDedupIndexAcrossCrawls(t *testing.T) {
 				types[u] = warc.TypeResponse
 			}
 		})
+	}
+	if n := len(types); n != 4+many+2 { // and robots.txt, /sitemap.xml (404)
+		t.Errorf("%d URLs archived in the second crawl, want %d", n, 4+many+2)
 	}
 	for u, want := range map[string]warc.Type{
 		srv.URL + "/": warc.TypeRevisit, srv.URL + "/a.html": warc.TypeRevisit, srv.URL + "/b.html": warc.TypeRevisit,

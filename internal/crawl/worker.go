@@ -235,10 +235,18 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			if r, ok := decodeRevisit(prev); ok {
 				revisit = &r
 				e.Annotations = append(e.Annotations, crawllog.AnnotationDuplicateDigest)
-				c.stats.dups.Add(1)
 				c.stats.revisits.Add(1)
-				c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: r.TargetURI, Exact: true})
-				dup = true
+				if r.RecordID == "" && r.TargetURI == l.URL {
+					// The same URL's capture in an earlier crawl
+					// (--dedup-index): the page is unchanged, not a
+					// copy, so neither a duplicate nor the trap
+					// rule's business.
+					c.stats.unchanged.Add(1)
+				} else {
+					c.stats.dups.Add(1)
+					c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: r.TargetURI, Exact: true})
+					dup = true
+				}
 			}
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			c.log.Warn("digest lookup failed", "err", err)
@@ -799,7 +807,9 @@ func (c *Crawler) logLine(l frontier.Lease, e *crawllog.Entry) {
 }
 
 // encodeRevisit / decodeRevisit store what a revisit record refers to:
-// the first capture's URL, date and record ID.
+// the first capture's URL, date and record ID. The ID is "" for a capture
+// of an earlier crawl (dedupindex.go): a CDXJ line does not hold it, and
+// this crawl's own records always have one.
 func encodeRevisit(u string, t time.Time, id string) []byte {
 	return []byte(strconv.FormatInt(t.UnixNano(), 10) + " " + id + " " + u)
 }
