@@ -614,6 +614,9 @@ func (c *Crawler) close() error {
 	if c.fetcher != nil {
 		c.fetcher.Close()
 	}
+	if c.robotsArc != nil && c.robotsArc.plain != nil {
+		c.robotsArc.plain.CloseIdle() // its idle connections and reaper
+	}
 	// Writes gathered for the acker's next commit (none comes now).
 	if c.near != nil {
 		errs = append(errs, c.near.Flush())
