@@ -1,8 +1,6 @@
 package crawl
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -65,40 +63,35 @@ func (c *Crawler) loadDedupIndex(path string) (entries, added, bad int, err erro
 		return 0, 0, 0, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), cdxj.MaxLineBytes+2)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		e, err := cdxj.Parse(sc.Text())
+	err = cdxj.Each(f, func(_ int, e cdxj.Entry, err error) error {
 		if err != nil {
 			bad++
-			continue
+			return nil
 		}
 		entries++
 		if e.MIME == "warc/revisit" || e.Status < 200 || e.Status > 299 || e.URL == "" || !strings.HasPrefix(e.Digest, "sha1:") {
-			continue
+			return nil
 		}
 		at, err := time.Parse("20060102150405", e.Timestamp)
 		if err != nil {
 			bad++
-			continue
+			return nil
 		}
 		if c.digestsSeen.MayContain(e.Digest) {
 			if _, err := c.digestLookup(e.Digest); err == nil {
-				continue
+				return nil
 			}
 		}
 		// The record's ID is not in a CDXJ line: the revisit names the
 		// capture by URL and date (WARC-Refers-To-Target-URI and -Date).
 		if err := c.digestsW.Set([]byte(e.Digest), encodeRevisit(e.URL, at, "")); err != nil {
-			return entries, added, bad, err
+			return err
 		}
 		c.digestsSeen.Add(e.Digest)
 		added++
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return entries, added, bad, err
 	}
 	return entries, added, bad, c.digestsW.Flush()

@@ -164,9 +164,15 @@ const (
 // maxTranscluded embeds (and maxTranscludedRun embeds and redirects) at
 // the end of the path it makes.
 func isRequisite(path string, hop extract.Hop) bool {
-	embeds, run := transcluded(path + string(hop))
-	return embeds > 0 && embeds <= maxTranscluded && run <= maxTranscludedRun &&
-		(hop == extract.HopEmbed || hop == extract.HopRedirect)
+	if hop != extract.HopEmbed && hop != extract.HopRedirect {
+		return false
+	}
+	embeds, run := transcluded(path) // of path + hop, without building it
+	run++
+	if hop == extract.HopEmbed {
+		embeds++
+	}
+	return embeds > 0 && embeds <= maxTranscluded && run <= maxTranscludedRun
 }
 
 // transcluded counts the embeds, and the embeds and redirects, at the end

@@ -182,7 +182,8 @@ func cssUnquotedURL(css []byte, i int) (ref []byte, next int, ok bool) {
 }
 
 // escapeEnd returns the index after the escape whose backslash came
-// before css[i]: 1-6 hex digits and one white space, or one character.
+// before css[i]: 1-6 hex digits and one white space (CSS white space is
+// HTML's, htmlSpace), or one character.
 func escapeEnd(css []byte, i int) int {
 	j := i
 	for j < len(css) && j < i+6 && hexDigit(css[j]) {
@@ -209,8 +210,6 @@ func imageSetName(css []byte) bool {
 	}
 	return false
 }
-
-// CSS white space is HTML's (htmlSpace).
 
 // cssUnescape resolves CSS escapes: a backslash and 1-6 hex digits (one
 // white space after them is eaten) is that code point, a backslash and a
@@ -240,19 +239,18 @@ func cssUnescape(b []byte, escaped bool) []byte {
 			continue
 		}
 		if hexDigit(b[i]) {
-			r, j := rune(0), i
-			for j < len(b) && j < i+6 && hexDigit(b[j]) {
-				r = r<<4 | rune(hexValue(b[j]))
-				j++
+			end := escapeEnd(b, i)
+			r := rune(0)
+			for _, c := range b[i:end] {
+				if hexDigit(c) { // not the white space that may end it
+					r = r<<4 | rune(hexValue(c))
+				}
 			}
 			if r == 0 || r > utf8.MaxRune || 0xd800 <= r && r <= 0xdfff {
 				r = utf8.RuneError
 			}
 			out = utf8.AppendRune(out, r)
-			if j < len(b) && htmlSpace(b[j]) {
-				j++
-			}
-			i = j - 1
+			i = end - 1
 			continue
 		}
 		out = append(out, b[i])

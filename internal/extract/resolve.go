@@ -37,18 +37,21 @@ func resolveRef(res *urlnorm.Resolver, ref []byte, maxLen int) (u *url.URL, abs,
 	if len(ref) == 0 || ref[0] == '#' {
 		return nil, "", "", ""
 	}
-	// Cheap early exit for the common non-crawlable schemes, before
-	// urlnorm builds an error for each, and before the length check: a
-	// long data: URL (an inlined image or font) is no link, not a
-	// problem. A scheme is short: its prefix is enough.
-	if sch, ok := scheme(string(ref[:min(len(ref), 32)])); ok && sch != "http" && sch != "https" {
-		return nil, "", "", ""
-	}
 	if len(ref) > 4*maxLen {
+		// A long data: URL (an inlined image or font) is no link, not a
+		// problem: its scheme, which its first bytes hold, says so.
+		if sch, ok := scheme(string(ref[:32])); ok && sch != "http" && sch != "https" {
+			return nil, "", "", ""
+		}
 		// Not worth resolving: even dot segments cannot bring it under.
 		return nil, "", ProblemURLTooLong, string(ref[:min(len(ref), 200)])
 	}
 	r := string(ref)
+	// Cheap early exit for the common non-crawlable schemes, before
+	// urlnorm builds an error for each.
+	if sch, ok := scheme(r); ok && sch != "http" && sch != "https" {
+		return nil, "", "", ""
+	}
 	u, abs, err := res.Resolve(r)
 	switch {
 	case errors.Is(err, urlnorm.ErrScheme):

@@ -288,19 +288,16 @@ func (o *Client) exchange(ctx context.Context, oc *conn, req *http.Request, time
 		}
 		return nil, retry, err
 	}
+	var w io.Writer = oc.bw
+	var sent bytes.Buffer // the request as written, for wire
 	if wire != nil {
-		// Written once into a buffer, kept, and copied to the
-		// connection: the same bytes.
-		var b bytes.Buffer
-		if err := req.Write(&b); err != nil {
-			return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)
-		}
-		wire.Request = b.Bytes()
-		if _, err := oc.bw.Write(wire.Request); err != nil {
-			return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)
-		}
-	} else if err := req.Write(oc.bw); err != nil {
+		w = io.MultiWriter(oc.bw, &sent)
+	}
+	if err := req.Write(w); err != nil {
 		return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)
+	}
+	if wire != nil {
+		wire.Request = sent.Bytes()
 	}
 	if err := oc.bw.Flush(); err != nil {
 		return fail(fmt.Errorf("h1: write to %s: %w", oc.key, err), true)

@@ -245,21 +245,34 @@ func syncDir(dir string) error {
 
 // ReadAll parses every line of r, stopping at the first bad line.
 func ReadAll(r io.Reader) ([]Entry, error) {
+	var out []Entry
+	err := Each(r, func(n int, e Entry, err error) error {
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// Each parses r line by line, without holding it, and calls fn with each
+// non-blank line's number (from 1) and entry, or its parse error; an
+// error fn returns stops the reading and is returned.
+func Each(r io.Reader, fn func(line int, e Entry, err error) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxLineBytes+2)
-	var out []Entry
 	for n := 1; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
 		e, err := Parse(sc.Text())
-		if err != nil {
-			return out, fmt.Errorf("line %d: %w", n, err)
+		if err := fn(n, e, err); err != nil {
+			return err
 		}
-		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("cdxj: %w", err)
+		return fmt.Errorf("cdxj: %w", err)
 	}
-	return out, nil
+	return nil
 }
