@@ -44,7 +44,7 @@
 // Hostile input is expected: the tokenizer tolerates unclosed tags,
 // unquoted attributes and garbage bytes; the body is decoded to UTF-8 from
 // the Content-Type charset, a BOM or a <meta charset> (the HTML prescan),
-// falling back to windows-1252; every size and count is bounded by Options
+// else UTF-8 when the whole body is valid UTF-8, else windows-1252; every size and count is bounded by Options
 // (bytes read, links kept, URL length, anchor text, visible text), and what
 // was dropped is counted in Page.Problems rather than reported as an error.
 // Links are deduplicated within a page by (URL, hop): the first occurrence

@@ -297,6 +297,9 @@ func TestHTMLQueryEncoding(t *testing.T) {
 		{"windows-1252 unencodable entity", "text/html; charset=windows-1252", "<a href=\"/?q=&#26085;\">x</a>", "http://example.com/?q=%26%2326085%3B"},
 		{"utf-8 unchanged", "text/html; charset=utf-8", "<a href=\"/?q=caf\xc3\xa9\">x</a>", "http://example.com/?q=caf%C3%A9"},
 		{"ascii query untouched", "text/html; charset=iso-8859-1", "<a href=\"/?q=%E9\">x</a>", "http://example.com/?q=%E9"},
+		// No declaration, an ASCII first kilobyte, UTF-8 after it: the
+		// page is UTF-8 (windows-1252 would give /caf%C3%83%C2%A9).
+		{"utf-8 past the sniffed kilobyte", "text/html", "<!--" + strings.Repeat("-", 1100) + "--><a href=\"/caf\xc3\xa9\">x</a>", "http://example.com/caf%C3%A9"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/net/html/charset"
+	"github.com/courtesy-crawler/courtesy/internal/htmlenc"
 )
 
 // addReference is textBuf.add as it was before the table-driven loop: the
@@ -66,7 +66,7 @@ func FuzzTextBuf(f *testing.F) {
 }
 
 // TestDecodeMatchesSniffing holds decode's shortcut for UTF-8
-// Content-Types to what charset.DetermineEncoding decides.
+// Content-Types to what htmlenc.Determine decides.
 func TestDecodeMatchesSniffing(t *testing.T) {
 	t.Parallel()
 	bodies := []string{"", "<p>x", "\xfe\xff\x00<", "\xff\xfe<\x00", "\xef\xbb\xbf<p>", `<meta charset="iso-8859-1">caf\xe9`, "caf\xe9"}
@@ -75,7 +75,7 @@ func TestDecodeMatchesSniffing(t *testing.T) {
 	for _, body := range bodies {
 		for _, ct := range types {
 			got, gotName := decode([]byte(body), ct)
-			enc, name, _ := charset.DetermineEncoding([]byte(body), ct)
+			enc, name := htmlenc.Determine([]byte(body), ct)
 			want := []byte(body)
 			if name != "utf-8" && enc != nil {
 				if out, err := enc.NewDecoder().Bytes([]byte(body)); err == nil {

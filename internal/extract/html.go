@@ -8,9 +8,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/courtesy-crawler/courtesy/internal/htmlenc"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
-	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 
 	"github.com/courtesy-crawler/courtesy/internal/robots"
@@ -93,7 +93,8 @@ func start(base *url.URL, body []byte, o Options) (*scanner, []byte, error) {
 
 // decode converts body to UTF-8 following the HTML encoding sniffing rules
 // (BOM, Content-Type charset, <meta charset> prescan of the first 1024
-// bytes, else windows-1252 or UTF-8 when the bytes are valid UTF-8). UTF-8
+// bytes, else UTF-8 when the whole body is valid UTF-8, else windows-1252:
+// htmlenc.Determine). UTF-8
 // input is returned as is: invalid bytes are cleaned where strings are
 // produced. The output of a legacy decoder is at most 3 bytes per input
 // byte, so it stays bounded by Options.MaxBytes.
@@ -103,7 +104,7 @@ func decode(body []byte, contentType string) ([]byte, string) {
 		// a UTF-16 byte order mark first, else the header's charset.
 		return body, "utf-8"
 	}
-	enc, name, _ := charset.DetermineEncoding(body, contentType)
+	enc, name := htmlenc.Determine(body, contentType)
 	if name == "utf-8" || enc == nil {
 		return body, "utf-8"
 	}

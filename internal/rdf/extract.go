@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/courtesy-crawler/courtesy/internal/htmlenc"
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/charset"
 )
 
 // Syntax selects structured-data syntaxes; the zero value means all.
@@ -188,7 +188,7 @@ type ContextLoader interface {
 // utf8Reader returns page as UTF-8 text: as is when it is UTF-8 (or
 // ASCII), else through the decoder of its detected encoding.
 func utf8Reader(page []byte, contentType string) io.Reader {
-	enc, name, _ := charset.DetermineEncoding(page, contentType)
+	enc, name := htmlenc.Determine(page, contentType)
 	if name == "utf-8" || name == "windows-1252" && isASCII(page) {
 		return bytes.NewReader(page)
 	}

@@ -336,25 +336,82 @@ func TestRDFaPropertyCopying(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			quads, _, err := Extract(context.Background(), page, []byte(tc.html), Options{Syntaxes: RDFa})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := canonical(quads)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := make([]string, len(tc.want))
-			for i, w := range tc.want {
-				want[i] = w + " ."
-			}
-			wantC, err := canonicalLines(want)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != wantC {
-				t.Errorf("got:\n%s\nwant:\n%s", got, wantC)
-			}
+			checkRDFa(t, tc.html, tc.want)
+		})
+	}
+}
+
+// checkRDFa extracts the RDFa of html (at page) and compares its canonical
+// form with want, triples as N-Triples without " .".
+func checkRDFa(t *testing.T, html string, want []string) {
+	t.Helper()
+	quads, _, err := Extract(context.Background(), page, []byte(html), Options{Syntaxes: RDFa})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := canonical(quads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]string, len(want))
+	for i, w := range want {
+		lines[i] = w + " ."
+	}
+	wantC, err := canonicalLines(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != wantC {
+		t.Errorf("got:\n%s\nwant:\n%s", got, wantC)
+	}
+}
+
+// TestRDFaLists: the values a list collects belong to the subject they
+// were given for. Under an element with a current object resource (rel
+// and resource), an inlist property of a child is about that resource, so
+// it starts that resource's list, not one for the element's subject; the
+// children share it (the shape of W3C RDFa test 0226, which the HTML5
+// cases do not cover).
+func TestRDFaLists(t *testing.T) {
+	t.Parallel()
+	const (
+		first = `<http://www.w3.org/1999/02/22-rdf-syntax-ns#first>`
+		rest  = `<http://www.w3.org/1999/02/22-rdf-syntax-ns#rest>`
+		nil_  = `<http://www.w3.org/1999/02/22-rdf-syntax-ns#nil>`
+		v     = `<http://ex.org/v>`
+		res   = `<http://ex.org/res>`
+	)
+	tests := []struct {
+		name string
+		html string
+		want []string
+	}{
+		{"lists of two subjects stay apart", `<body prefix="ex: http://ex.org/"><div about="">
+			<p property="ex:v" inlist>Foo</p>
+			<div rel="ex:r" resource="/res"><p property="ex:v" inlist>Bar</p></div></div></body>`,
+			[]string{
+				`<http://ex.org/p> <http://ex.org/r> ` + res,
+				`<http://ex.org/p> ` + v + ` _:a`, `_:a ` + first + ` "Foo"`, `_:a ` + rest + ` ` + nil_,
+				res + ` ` + v + ` _:b`, `_:b ` + first + ` "Bar"`, `_:b ` + rest + ` ` + nil_,
+			}},
+		{"siblings fill one list of the resource", `<body prefix="ex: http://ex.org/"><div about="">
+			<div rel="ex:r" resource="/res"><p property="ex:v" inlist>A</p><p property="ex:v" inlist>B</p></div></div></body>`,
+			[]string{
+				`<http://ex.org/p> <http://ex.org/r> ` + res,
+				res + ` ` + v + ` _:a`, `_:a ` + first + ` "A"`, `_:a ` + rest + ` _:b`,
+				`_:b ` + first + ` "B"`, `_:b ` + rest + ` ` + nil_,
+			}},
+		{"a list on the element itself", `<body prefix="ex: http://ex.org/"><div about="">
+			<p property="ex:v" inlist>A</p><p property="ex:v" inlist>B</p></div></body>`,
+			[]string{
+				`<http://ex.org/p> ` + v + ` _:a`, `_:a ` + first + ` "A"`, `_:a ` + rest + ` _:b`,
+				`_:b ` + first + ` "B"`, `_:b ` + rest + ` ` + nil_,
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkRDFa(t, tc.html, tc.want)
 		})
 	}
 }

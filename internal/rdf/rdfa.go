@@ -409,6 +409,7 @@ func (p *rdfaProc) walk(n *html.Node, ctx *evalContext) {
 
 	// Step 13: the children.
 	var child evalContext
+	var objectLists *listMapping
 	if skip {
 		child = *ctx
 		child.lang = lang
@@ -427,6 +428,14 @@ func (p *rdfaProc) walk(n *html.Node, ctx *evalContext) {
 		switch {
 		case !currentObject.IsZero():
 			child.parentObject = currentObject
+			if currentObject != newSubject {
+				// Values the children put in lists are about the
+				// current object resource, not about this element's
+				// subject: they get their own list mapping (W3C
+				// RDFa test 0226).
+				objectLists = &listMapping{}
+				child.lists = objectLists
+			}
 		case !newSubject.IsZero():
 			child.parentObject = newSubject
 		default:
@@ -436,6 +445,11 @@ func (p *rdfaProc) walk(n *html.Node, ctx *evalContext) {
 	p.children(n, &child)
 
 	// Step 14: lists started on this element.
+	if objectLists != nil {
+		for _, k := range objectLists.keys {
+			p.emitList(currentObject, NewIRI(k), objectLists.lists[k].items)
+		}
+	}
 	if ownLists {
 		for _, k := range lists.keys {
 			p.emitList(newSubject, NewIRI(k), lists.lists[k].items)
