@@ -88,6 +88,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	caFile := fs.String("ca-file", "", "also trust the certificates of this PEM `FILE` for https sites: an intranet's or a lab's own authority (crawl.tls.ca-file)")
 	insecureTLS := fs.Bool("insecure", false, "accept any certificate of https sites, expired or self-signed, as wget --no-check-certificate does (crawl.tls.insecure)")
 	requisites := fs.Bool("page-requisites", false, "also fetch what each page needs to render: images, scripts, media, stylesheets' fonts and images, on other hosts too (crawl.page-requisites)")
+	relNofollow := fs.Bool("follow-rel-nofollow", false, "also follow links marked rel=nofollow, as wget and Heritrix do (meta robots nofollow is still obeyed; crawl.follow-rel-nofollow)")
 	structured := fs.Bool("structured-data", false, "extract RDFa, microdata and JSON-LD from every HTML page into DATA/rdf/*.nq.gz (crawl.structured-data)")
 	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
 	crawlID := fs.String("crawl-id", "", "the crawl's `ID` in the frontier (default DEFAULT)")
@@ -160,6 +161,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	}
 	if set["page-requisites"] {
 		cfg.PageRequisites = *requisites
+	}
+	if set["follow-rel-nofollow"] {
+		cfg.FollowRelNofollow = *relNofollow
 	}
 	if set["ca-file"] {
 		cfg.TLS.CAFile = *caFile

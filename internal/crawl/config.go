@@ -153,6 +153,12 @@ type Config struct {
 	// transclusion rule allows (it stops at two), and they do not count
 	// against max-depth. Default false.
 	PageRequisites bool `yaml:"page-requisites"`
+	// FollowRelNofollow also follows links marked rel=nofollow, as wget
+	// and Heritrix (obeyRelNofollow false) do. rel=nofollow asks search
+	// engines not to credit the link; it is not a crawling directive, but
+	// StormCrawler and Nutch leave such links, and so does the crawler by
+	// default. A page's meta robots nofollow is obeyed either way.
+	FollowRelNofollow bool `yaml:"follow-rel-nofollow"`
 	// ScriptURLs also follows absolute URLs found in inline scripts by
 	// pattern. Default false.
 	ScriptURLs bool `yaml:"script-urls"`

@@ -100,7 +100,7 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		addAt(nu, raw, hop, offHops, d)
 	}
 	for _, ln := range links {
-		if ln.NoFollow {
+		if ln.NoFollow && !c.cfg.FollowRelNofollow {
 			continue
 		}
 		// Links come normalized with c.norm (extract.Options.Normalize).

@@ -84,14 +84,14 @@ func TestCrawlRealDocs(t *testing.T) {
 	compareFetched(t, want, fetchedPaths(t, filepath.Join(dir, "crawl.log")), "HTML pages")
 }
 
-// TestCrawlRealDocsRequisites crawls two trees with page requisites and
+// TestCrawlRealDocsRequisites crawls three trees with page requisites and
 // checks that the crawler fetched every file wget --mirror
 // --page-requisites fetched: pages, stylesheets, scripts, images, fonts.
-// (Python's and Django's trees: CMake's also links its sources with
-// rel=nofollow, which wget follows and the crawler does not.)
+// CMake's links each page's source with rel=nofollow, which wget follows:
+// so does the crawler here, with FollowRelNofollow.
 func TestCrawlRealDocsRequisites(t *testing.T) {
 	sites := map[string]string{}
-	for _, host := range []string{"python.docs.test", "django.docs.test"} {
+	for _, host := range []string{"python.docs.test", "django.docs.test", "cmake.docs.test"} {
 		sites[host] = realDocs[host]
 		if _, err := os.Stat(filepath.Join(sites[host], "index.html")); err != nil {
 			t.Fatalf("%s: %v (run scripts/install-test-deps)", host, err)
@@ -113,7 +113,7 @@ func TestCrawlRealDocsRequisites(t *testing.T) {
 		t.Fatalf("wget fetched %d files other than HTML: the trees' requisites are not there", nonHTML)
 	}
 	dir := t.TempDir()
-	sum := crawlDocs(t, addr, dir, maps.Keys(sites), Config{PageRequisites: true})
+	sum := crawlDocs(t, addr, dir, maps.Keys(sites), Config{PageRequisites: true, FollowRelNofollow: true})
 	if !sum.Finished || sum.Failed != 0 || len(sum.Stopped) != 0 || len(sum.Retired) != 0 {
 		t.Errorf("summary: finished %v, failed %d, stopped sites %+v, retired %v", sum.Finished, sum.Failed, sum.Stopped, sum.Retired)
 	}
