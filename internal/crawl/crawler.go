@@ -466,7 +466,8 @@ func (c *Crawler) open(ctx context.Context) error {
 		DisableCompression: archiveRobots,
 	}
 	if archiveRobots {
-		plain := h1.New(h1.Options{Dial: c.robotsDial, MaxIdlePerHost: 2, IdleTimeout: 30 * time.Second})
+		// https too, as the fetcher does: the records keep the bytes.
+		plain := h1.New(h1.Options{Dial: c.robotsDial, MaxIdlePerHost: 2, IdleTimeout: 30 * time.Second, TLSConfig: tlsConf})
 		c.robotsArc = &robotsArchive{c: c, rt: robotsRT, plain: plain, logged: map[uint64]struct{}{}}
 		robotsRT = c.robotsArc
 	}

@@ -47,9 +47,9 @@ const robotsArchiveMax = 2 * robots.MaxSize
 type robotsArchive struct {
 	c  *Crawler
 	rt http.RoundTripper // DisableCompression: the bytes as transferred
-	// plain takes the http:// requests, so that the record keeps the
-	// exchange as it went over the wire (h1.WithWire), as a page's
-	// does; rt the others (https, HTTP/2).
+	// plain takes the http:// and https:// GETs, so that the record
+	// keeps the exchange as it went over the wire (h1.WithWire), as a
+	// page's does; rt the others.
 	plain *h1.Client
 
 	mu      sync.Mutex

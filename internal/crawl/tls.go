@@ -19,12 +19,9 @@ type TLS struct {
 	Insecure bool `yaml:"insecure"`
 }
 
-// config returns the tls.Config of origins' connections, nil for Go's
-// defaults (the system roots, verification on).
+// config returns the tls.Config of origins' connections: the system roots
+// and verification on unless t says otherwise.
 func (t TLS) config() (*tls.Config, error) {
-	if t.CAFile == "" && !t.Insecure {
-		return nil, nil
-	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.Insecure}
 	if t.CAFile != "" {
 		pool, err := fetch.Roots(t.CAFile)

@@ -104,9 +104,13 @@ type Config struct {
 	// IdleConnTimeout closes keep-alive connections idle this long.
 	// Default 90 s.
 	IdleConnTimeout time.Duration
-	// DisableHTTP2 keeps to HTTP/1.1 even when a TLS server offers h2.
-	// Default false: h2 over TLS is negotiated by ALPN.
-	DisableHTTP2 bool
+	// HTTP2 fetches https:// URLs through net/http, over HTTP/2 when the
+	// server offers it (ALPN). Default false: https goes over HTTP/1.1
+	// through internal/h1, as http:// does, so that Result.WireHeader and
+	// WireRequest hold the bytes of the exchange for the archive (Heritrix
+	// and wget speak HTTP/1.1 too; one request at a time per host gains
+	// little from HTTP/2).
+	HTTP2 bool
 	// TLSConfig is cloned for TLS connections (to add trusted roots, e.g.
 	// in tests). Nil means the system roots.
 	TLSConfig *tls.Config

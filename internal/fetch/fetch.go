@@ -313,9 +313,14 @@ func New(cfg Config) (*Client, error) {
 	if cfg.TLSConfig != nil {
 		tlsConf = cfg.TLSConfig.Clone()
 	}
+	if tlsConf.ClientSessionCache == nil {
+		// Resumed sessions: a host's next connection skips the full
+		// handshake (net/http keeps none by default).
+		tlsConf.ClientSessionCache = tls.NewLRUClientSessionCache(0)
+	}
 	protos := new(http.Protocols)
 	protos.SetHTTP1(true)
-	protos.SetHTTP2(!cfg.DisableHTTP2)
+	protos.SetHTTP2(cfg.HTTP2)
 	c.transport = &http.Transport{
 		// No Proxy: the crawler talks to origins itself; an HTTP_PROXY in
 		// the environment (perhaps "courtesy proxy") must not reroute it.
@@ -332,19 +337,25 @@ func New(cfg Config) (*Client, error) {
 		MaxResponseHeaderBytes: cfg.MaxHeaderBytes,
 		ExpectContinueTimeout:  time.Second,
 		Protocols:              protos,
-		ForceAttemptHTTP2:      !cfg.DisableHTTP2,
+		ForceAttemptHTTP2:      cfg.HTTP2,
 	}
-	// The same dialer, bounds and header limit as transport: http:// has
-	// no HTTP/2 here (no h2c) and no upstream proxy, so plain takes all
-	// of its GETs and HEADs. Its idle bounds are its own: MaxIdleConns
-	// holds for plain (http://) and for transport (https) each.
-	c.plain = h1.New(h1.Options{
-		Dial:           d.DialContext,
-		MaxIdlePerHost: cfg.MaxIdleConnsPerHost,
-		MaxIdle:        cfg.MaxIdleConns,
-		IdleTimeout:    cfg.IdleConnTimeout,
-		MaxHeaderBytes: cfg.MaxHeaderBytes,
-	})
+	// The same dialer, bounds, header limit and TLS configuration as
+	// transport: http:// has no HTTP/2 here (no h2c) and no upstream
+	// proxy, so plain takes all of its GETs and HEADs, and those of
+	// https:// unless HTTP2 is asked for. Its idle bounds are its own:
+	// MaxIdleConns holds for plain and for transport each.
+	ho := h1.Options{
+		Dial:             d.DialContext,
+		MaxIdlePerHost:   cfg.MaxIdleConnsPerHost,
+		MaxIdle:          cfg.MaxIdleConns,
+		IdleTimeout:      cfg.IdleConnTimeout,
+		MaxHeaderBytes:   cfg.MaxHeaderBytes,
+		HandshakeTimeout: cfg.ConnectTimeout,
+	}
+	if !cfg.HTTP2 {
+		ho.TLSConfig = tlsConf
+	}
+	c.plain = h1.New(ho)
 	return c, nil
 }
 

@@ -408,7 +408,7 @@ func TestHTTP2(t *testing.T) {
 	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	tlsConf := &tls.Config{RootCAs: roots}
 
-	c := newClient(t, Config{TLSConfig: tlsConf})
+	c := newClient(t, Config{TLSConfig: tlsConf, HTTP2: true})
 	r := fetchOK(t, c, srv.URL, Request{})
 	if r.Proto != "HTTP/2.0" || !bytes.Equal(r.Body, page) || r.Truncated {
 		t.Errorf("h2: Proto %q, body ok %v, truncated %v", r.Proto, bytes.Equal(r.Body, page), r.Truncated)
@@ -423,16 +423,20 @@ func TestHTTP2(t *testing.T) {
 		t.Error("second h2 request did not reuse the connection")
 	}
 
-	c1 := newClient(t, Config{TLSConfig: tlsConf, DisableHTTP2: true})
-	if r := fetchOK(t, c1, srv.URL, Request{}); r.Proto != "HTTP/1.1" {
-		t.Errorf("DisableHTTP2: Proto %q", r.Proto)
+	// By default https is HTTP/1.1 through h1, its bytes recorded.
+	c1 := newClient(t, Config{TLSConfig: tlsConf})
+	r1 := fetchOK(t, c1, srv.URL, Request{})
+	if r1.Proto != "HTTP/1.1" || !bytes.Equal(r1.Body, page) || !strings.HasPrefix(string(r1.WireHeader), "HTTP/1.1 200 OK\r\n") {
+		t.Errorf("default: Proto %q, body ok %v, wire %q", r1.Proto, bytes.Equal(r1.Body, page), r1.WireHeader)
 	}
 
-	// Untrusted certificate: a TLS error.
-	c2 := newClient(t, Config{})
-	_, err := c2.Fetch(context.Background(), mustURL(t, srv.URL), Request{})
-	if KindOf(err) != KindTLS {
-		t.Errorf("untrusted cert: %v (kind %v), want tls", err, KindOf(err))
+	// Untrusted certificate: a TLS error, on either path.
+	for _, http2 := range []bool{false, true} {
+		c2 := newClient(t, Config{HTTP2: http2})
+		_, err := c2.Fetch(context.Background(), mustURL(t, srv.URL), Request{})
+		if KindOf(err) != KindTLS {
+			t.Errorf("untrusted cert, HTTP2 %v: %v (kind %v), want tls", http2, err, KindOf(err))
+		}
 	}
 }
 

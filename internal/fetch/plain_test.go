@@ -358,8 +358,9 @@ func TestPathsAgree(t *testing.T) {
 	}
 }
 
-// TestPlainPathTaken: an http:// GET or HEAD goes through the h1 client
-// (its connection is then idle in it); https goes through http.Transport.
+// TestPlainPathTaken: an http:// or https:// GET or HEAD goes through the
+// h1 client (its connection is then idle in it), and records the wire;
+// https goes through http.Transport with Config.HTTP2.
 func TestPlainPathTaken(t *testing.T) {
 	t.Parallel()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
@@ -372,18 +373,24 @@ func TestPlainPathTaken(t *testing.T) {
 		name     string
 		url      string
 		method   string
+		http2    bool
 		wantIdle int
 	}{
-		{"http get", plain.URL + "/", "", 1},
-		{"http head", plain.URL + "/", "HEAD", 1},
-		{"https", secure.URL + "/", "", 0},
+		{"http get", plain.URL + "/", "", false, 1},
+		{"http head", plain.URL + "/", "HEAD", false, 1},
+		{"https", secure.URL + "/", "", false, 1},
+		{"https head", secure.URL + "/", "HEAD", false, 1},
+		{"https with HTTP2", secure.URL + "/", "", true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClient(t, Config{TLSConfig: &tls.Config{RootCAs: roots}})
+			c := newClient(t, Config{TLSConfig: &tls.Config{RootCAs: roots}, HTTP2: tc.http2})
 			for i := range 3 {
 				r := fetchOK(t, c, tc.url, Request{Method: tc.method})
 				if r.Status != 200 || r.ConnReused != (i > 0) {
 					t.Fatalf("fetch %d: status %d, reused %v", i, r.Status, r.ConnReused)
+				}
+				if wire := r.WireHeader != nil && r.WireRequest != nil; wire == tc.http2 {
+					t.Errorf("fetch %d: wire bytes recorded %v (%q, %q)", i, wire, r.WireHeader, r.WireRequest)
 				}
 			}
 			if n := c.plain.IdleCount(); n != tc.wantIdle {

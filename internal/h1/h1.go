@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +18,9 @@ import (
 )
 
 // Client is an HTTP/1.1 keep-alive client for body-less GET and HEAD to
-// http:// origins. It is safe for concurrent use. It starts no goroutine
-// of its own except the idle reaper's timer, which CloseIdle stops.
+// http:// origins, and to https:// ones with Options.TLSConfig. It is safe
+// for concurrent use. It starts no goroutine of its own except the idle
+// reaper's timer, which CloseIdle stops.
 type Client struct {
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// wrap, when set, wraps each new connection (Options.Wrap).
@@ -33,6 +35,10 @@ type Client struct {
 	headerTimeout time.Duration
 	// maxHeaderBytes bounds the response header read.
 	maxHeaderBytes int64
+	// tlsConf, when set, lets the client take https:// requests
+	// (Options.TLSConfig); handshakeTimeout bounds their handshakes.
+	tlsConf          *tls.Config
+	handshakeTimeout time.Duration
 
 	// reapMu is held by reap until it has closed what it took, and by
 	// CloseIdle, which so waits for a reap in progress. Taken before mu.
@@ -160,13 +166,15 @@ func (oc *conn) stopRecording() {
 func New(opts Options) *Client {
 	opts = opts.withDefaults()
 	o := &Client{
-		dial:           opts.Dial,
-		wrap:           opts.Wrap,
-		maxIdlePerHost: opts.MaxIdlePerHost,
-		maxIdle:        opts.MaxIdle,
-		idleTimeout:    opts.IdleTimeout,
-		headerTimeout:  opts.HeaderTimeout,
-		maxHeaderBytes: opts.MaxHeaderBytes,
+		dial:             opts.Dial,
+		wrap:             opts.Wrap,
+		maxIdlePerHost:   opts.MaxIdlePerHost,
+		maxIdle:          opts.MaxIdle,
+		idleTimeout:      opts.IdleTimeout,
+		headerTimeout:    opts.HeaderTimeout,
+		maxHeaderBytes:   opts.MaxHeaderBytes,
+		tlsConf:          opts.TLSConfig,
+		handshakeTimeout: opts.HandshakeTimeout,
 	}
 	o.mu.idle = map[string][]*conn{}
 	return o
@@ -175,27 +183,32 @@ func New(opts Options) *Client {
 // Options returns the options in force, defaults filled in.
 func (o *Client) Options() Options {
 	return Options{Dial: o.dial, Wrap: o.wrap, MaxIdlePerHost: o.maxIdlePerHost, MaxIdle: o.maxIdle,
-		IdleTimeout: o.idleTimeout, HeaderTimeout: o.headerTimeout, MaxHeaderBytes: o.maxHeaderBytes}
+		IdleTimeout: o.idleTimeout, HeaderTimeout: o.headerTimeout, MaxHeaderBytes: o.maxHeaderBytes,
+		TLSConfig: o.tlsConf, HandshakeTimeout: o.handshakeTimeout}
 }
 
 // Handles reports whether o takes req: an http:// GET or HEAD without a
-// body and without Upgrade. The rest is for http.Transport.
+// body and without Upgrade, or an https:// one when o has a TLSConfig. The
+// rest is for http.Transport.
 func (o *Client) Handles(req *http.Request) bool {
-	return req.URL.Scheme == "http" && req.Body == nil &&
+	return (req.URL.Scheme == "http" || req.URL.Scheme == "https" && o.tlsConf != nil) && req.Body == nil &&
 		(req.Method == http.MethodGet || req.Method == http.MethodHead) &&
 		req.Header["Upgrade"] == nil && req.URL.Host != ""
 }
 
-// Addr is the address to dial for the URL host host: host:port, port 80
-// by default.
-func Addr(host string) string {
+// Addr is the address to dial for the URL host host of an http:// URL:
+// host:port, port 80 by default.
+func Addr(host string) string { return addrPort(host, "80") }
+
+// addrPort is host:port, with port when host has none.
+func addrPort(host, port string) string {
 	if _, _, err := net.SplitHostPort(host); err == nil {
 		return host
 	}
 	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
 		host = host[1 : len(host)-1]
 	}
-	return net.JoinHostPort(host, "80")
+	return net.JoinHostPort(host, port)
 }
 
 // maxInformational bounds the 1xx responses skipped before the final one.
@@ -213,7 +226,7 @@ const maxInformational = 5
 // idempotent (RFC 9110 §9.2.2), and http.Transport does the same.
 func (o *Client) RoundTrip(req *http.Request, timeout time.Duration) (*http.Response, error) {
 	ctx := req.Context()
-	key := Addr(req.URL.Host)
+	addr, key := origin(req.URL.Scheme, req.URL.Host)
 	if ctx.Err() != nil {
 		// Checked first, as http.Transport does: an idle connection
 		// would otherwise race the cancellation.
@@ -222,6 +235,10 @@ func (o *Client) RoundTrip(req *http.Request, timeout time.Duration) (*http.Resp
 	if o.dial == nil {
 		return nil, errors.New("h1: no Dial function")
 	}
+	secure := req.URL.Scheme == "https"
+	if secure && o.tlsConf == nil {
+		return nil, errors.New("h1: https without a TLSConfig")
+	}
 	if err := validHeader(req.Header); err != nil {
 		return nil, err
 	}
@@ -229,16 +246,21 @@ func (o *Client) RoundTrip(req *http.Request, timeout time.Duration) (*http.Resp
 	closing := wantsClose(req)
 	for attempt := 0; ; attempt++ {
 		if trace != nil && trace.GetConn != nil {
-			trace.GetConn(key)
+			trace.GetConn(addr)
 		}
 		oc, reused := o.get(key)
 		if oc == nil {
-			c, err := o.dial(ctx, "tcp", key)
+			c, err := o.dial(ctx, "tcp", addr)
 			if err != nil {
 				return nil, err
 			}
 			if o.wrap != nil {
 				c = o.wrap(c)
+			}
+			if secure {
+				if c, err = o.handshake(ctx, c, req.URL.Host, trace); err != nil {
+					return nil, err
+				}
 			}
 			oc = newConn(c, key)
 		}
@@ -416,7 +438,7 @@ func (oc *conn) quiet() bool {
 	if oc.br.Buffered() > 0 {
 		return false
 	}
-	sc, ok := oc.c.(interface {
+	sc, ok := rawConn(oc.c).(interface {
 		SyscallConn() (syscall.RawConn, error)
 	})
 	if !ok {

@@ -2,6 +2,7 @@ package h1
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"time"
 )
@@ -40,6 +41,14 @@ type Options struct {
 	// MaxHeaderBytes bounds the bytes read for a response header, 1xx
 	// responses included. Default 1 MiB.
 	MaxHeaderBytes int64
+	// TLSConfig, when set, lets the client take https:// requests too:
+	// after Dial it runs a TLS handshake with this configuration
+	// (ServerName from the URL when empty; ALPN offers only HTTP/1.1, so
+	// the exchange is HTTP/1.1 and its bytes are known, WithWire). Nil:
+	// http:// only.
+	TLSConfig *tls.Config
+	// HandshakeTimeout bounds a TLS handshake. Default 10 s.
+	HandshakeTimeout time.Duration
 }
 
 // withDefaults returns o with zero fields set to their defaults.
@@ -55,6 +64,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	return o
 }
