@@ -2,10 +2,15 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
+
+	"github.com/courtesy-crawler/courtesy/internal/config"
 
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
@@ -87,4 +92,56 @@ func politenessFile(c politeness.Config, domains []listing9Domain, dd *listing9D
 		f.DefaultDomain = &politeness.DomainDelay{Domain: dd.Domain, Delay: politeness.Millis(dd.Delay), Override: dd.Override}
 	}
 	return f
+}
+
+// parseFlagsConfig parses args with fs, as parseFlags does, for a command
+// whose settings are its flags: it adds --config (default
+// $COURTESY_CONFIG), and then every flag not given on the command line
+// takes its value from the file's section named section (a key per flag,
+// as spelt on the command line; a list for a repeatable flag) or from the
+// environment (COURTESY_SERVE__LISTEN). Flags win over the environment,
+// which wins over the file. A key that names no flag is a usage error, so
+// that a typo never leaves a default in force.
+func parseFlagsConfig(env *Env, fs *flag.FlagSet, args []string, section string) error {
+	path := fs.String("config", os.Getenv("COURTESY_CONFIG"), "YAML configuration `FILE` (default $COURTESY_CONFIG): its '"+section+":' section sets these flags, a key per flag")
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	keys, err := config.Section(*path, section)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	set := flagsSet(fs)
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		f := fs.Lookup(key)
+		if f == nil || key == "config" {
+			return usagef("config: %s.%s: no such setting (the keys are the flags of %s)", section, key, fs.Name())
+		}
+		if set[key] {
+			continue
+		}
+		values, list := keys[key].([]any)
+		if !list {
+			values = []any{keys[key]}
+		} else if len(values) > 1 && !repeatable(f) {
+			return usagef("config: %s.%s: one value, not a list", section, key)
+		}
+		for _, v := range values {
+			if err := f.Value.Set(fmt.Sprint(v)); err != nil {
+				return usagef("config: %s.%s: %v", section, key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// repeatable reports whether f takes a value each time it is given, as
+// --resolve does, rather than the last one.
+func repeatable(f *flag.Flag) bool {
+	switch f.Value.(type) {
+	case *stringList:
+		return true
+	}
+	t := fmt.Sprintf("%T", f.Value)
+	return t == "flag.funcValue" || t == "*flag.funcValue"
 }

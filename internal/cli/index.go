@@ -24,7 +24,7 @@ machine that reads the same files; a restart goes on where it stopped.
 	indexDir := fs.String("index-dir", "", "`DIR` of the stores (default DIR/index)")
 	once := fs.Bool("once", false, "index what is there, then exit")
 	poll := fs.Duration("poll", 2*time.Second, "how often to look for new files")
-	ix, log, err := openIndex(env, fs, args, data, indexDir, poll)
+	ix, log, err := openIndex(env, fs, args, "index", data, indexDir, poll)
 	if err != nil {
 		return err
 	}
@@ -46,14 +46,14 @@ machine that reads the same files; a restart goes on where it stopped.
 	return err
 }
 
-// openIndex parses the flags of index and search (with only the log
-// flags of commonFlags: no config file or resolver there), checks them and
-// opens the crawl's index.
-func openIndex(env *Env, fs *flag.FlagSet, args []string, data, indexDir *string, poll *time.Duration) (*index.Indexer, *slog.Logger, error) {
+// openIndex parses the flags of index and search (with the log flags of
+// commonFlags, and --config for the section of the file named for the
+// command), checks them and opens the crawl's index.
+func openIndex(env *Env, fs *flag.FlagSet, args []string, section string, data, indexDir *string, poll *time.Duration) (*index.Indexer, *slog.Logger, error) {
 	var common commonFlags
 	fs.StringVar(&common.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
 	fs.StringVar(&common.logLevel, "log-level", "info", "minimum log `level`: debug, info, warn, error")
-	if err := parseFlags(env, fs, args); err != nil {
+	if err := parseFlagsConfig(env, fs, args, section); err != nil {
 		return nil, nil, err
 	}
 	if err := noArgs(fs); err != nil {

@@ -97,6 +97,20 @@ type proxyFile struct {
 		// PublicMonitoring opens /trace and /delays without the token.
 		PublicMonitoring bool `yaml:"public-monitoring"`
 	} `yaml:"service"`
+	// The other commands' sections of a shared file: not the proxy's,
+	// but not unknown keys either.
+	OtherSections otherSections `yaml:",squash"`
+}
+
+// otherSections are the sections of the one configuration file that
+// belong to other commands (crawl, serve, index, search, testweb); a
+// command that checks its own keys strictly passes over them.
+type otherSections struct {
+	Crawl   map[string]any `yaml:"crawl"`
+	Serve   map[string]any `yaml:"serve"`
+	Index   map[string]any `yaml:"index"`
+	Search  map[string]any `yaml:"search"`
+	Testweb map[string]any `yaml:"testweb"`
 }
 
 func defaultProxyFile() proxyFile {

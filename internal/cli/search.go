@@ -28,7 +28,7 @@ the stores admit one process); --follow=false only serves.`)
 	listen := fs.String("listen", "127.0.0.1:8484", "`ADDR` to serve on")
 	follow := fs.Bool("follow", true, "keep indexing new files while serving")
 	poll := fs.Duration("poll", 2*time.Second, "how often to look for new files when following")
-	ix, _, err := openIndex(env, fs, args, data, indexDir, poll)
+	ix, _, err := openIndex(env, fs, args, "search", data, indexDir, poll)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 	procs := fs.Int("procs", 0, "Go processors (GOMAXPROCS) to run with (0: the cores plus 6, so that the kernel, not Go's 10 ms time slice, shares the cores between store compactions and waiting calls; default GOMAXPROCS when that is set)")
 	fs.StringVar(&cf.logFormat, "log-format", "text", "log line `format`: text (logfmt) or json")
 	fs.StringVar(&cf.logLevel, "log-level", "info", "minimum log `level`: trace, debug, info, warn, error (SetLogLevel changes it per package)")
-	if err := parseFlags(env, fs, args); err != nil {
+	if err := parseFlagsConfig(env, fs, args, "serve"); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {

@@ -48,7 +48,7 @@ Subcommands (same generation flags):
 	logPath := fs.String("log", "", "write one JSON line per request to `FILE`")
 	listenHosts := fs.Bool("listen-hosts", false, "also listen on every 127.x address of 'testweb hosts' (same port as --listen, which must not be 0)")
 	latency := fs.String("latency", "", "make every response wait a time in `MIN-MAX` (e.g. 100ms-300ms) before its header, the same for each URL on every run (robots.txt included; default: no wait)")
-	if err := parseFlags(env, fs, args); err != nil {
+	if err := parseFlagsConfig(env, fs, args, "testweb"); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {

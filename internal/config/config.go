@@ -36,11 +36,34 @@ func Load(path string, dst any) error {
 	return load(path, os.Environ(), dst)
 }
 
-func load(path string, environ []string, dst any) error {
+// Section returns the keys of one top-level section of the YAML file at
+// path (skipped when path is "") and of the COURTESY_ environment
+// (COURTESY_SERVE__LISTEN is serve.listen), the environment winning, as
+// read: a YAML list stays a []any, an environment value is a string. It is
+// how a command whose settings are its flags reads them from the file
+// (key = flag name); the other sections are not looked at.
+func Section(path, name string) (map[string]any, error) {
+	k, err := read(path, os.Environ())
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := k.Raw()[name]
+	if !ok {
+		return nil, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("config: %s: %q is not a section of keys", path, name)
+	}
+	return m, nil
+}
+
+// read loads the YAML file at path (skipped when "") and the environment.
+func read(path string, environ []string) (*koanf.Koanf, error) {
 	k := koanf.New(".")
 	if path != "" {
 		if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
-			return fmt.Errorf("config: %s: %w", path, err)
+			return nil, fmt.Errorf("config: %s: %w", path, err)
 		}
 	}
 	envKeys := map[string]string{}
@@ -56,10 +79,18 @@ func load(path string, environ []string, dst any) error {
 			TransformFunc: func(k, v string) (string, any) { key, _ := envKey(k); return key, v },
 			EnvironFunc:   func() []string { return environ },
 		}), nil); err != nil {
-			return fmt.Errorf("config: environment: %w", err)
+			return nil, fmt.Errorf("config: environment: %w", err)
 		}
 	}
-	err := k.UnmarshalWithConf("", dst, koanf.UnmarshalConf{
+	return k, nil
+}
+
+func load(path string, environ []string, dst any) error {
+	k, err := read(path, environ)
+	if err != nil {
+		return err
+	}
+	err = k.UnmarshalWithConf("", dst, koanf.UnmarshalConf{
 		Tag: "yaml",
 		DecoderConfig: &mapstructure.DecoderConfig{
 			DecodeHook: mapstructure.ComposeDecodeHookFunc(
