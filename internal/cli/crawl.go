@@ -16,10 +16,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/courtesy-crawler/courtesy/internal/cluster"
 	"github.com/courtesy-crawler/courtesy/internal/config"
 	"github.com/courtesy-crawler/courtesy/internal/console"
 	"github.com/courtesy-crawler/courtesy/internal/crawl"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/politeness/redisbackend"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
 	"github.com/courtesy-crawler/courtesy/internal/urlfrontier"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
@@ -34,7 +36,10 @@ var _ crawl.Frontier = (*urlfrontier.Client)(nil)
 // of the polite-proxy thesis' configuration format) and the `crawl:`
 // section. Other sections (proxy, cache, ...) are left to their commands.
 type crawlFile struct {
-	Data       string                `yaml:"data"`
+	Data string `yaml:"data"`
+	// Redis, the proxy's key too, shares the politeness state through
+	// that Redis (--redis).
+	Redis      string                `yaml:"redis"`
 	Politeness politeness.FileConfig `yaml:"politeness"`
 	Crawl      crawl.Config          `yaml:"crawl"`
 	Console    consoleFile           `yaml:"console"`
@@ -93,6 +98,7 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	frontierAddr := fs.String("frontier", "", "use the URLFrontier service at `ADDR` (host:port) instead of the frontier in --data")
 	crawlID := fs.String("crawl-id", "", "the crawl's `ID` in the frontier (default DEFAULT)")
 	lease := fs.Duration("lease", 10*time.Minute, "with --redis-cluster: how long a URL given to this node stays its own; a node that dies leaves its URLs to the others after this `DURATION`")
+	redisAddr := fs.String("redis", "", "share the politeness state (each host's slot and next time, backoff, Retry-After, robots.txt and its delays) with the proxies and crawlers using this Redis (`ADDR`, or Redis Cluster seeds, comma-separated); the frontier stays in --data or --frontier (top-level redis in the file, as the proxy's)")
 	redisCluster := fs.String("redis-cluster", "", "join the crawl shared on this Redis Cluster (seed `ADDRS`, comma-separated; or one plain Redis server): frontier, politeness and robots.txt cache in Redis, WARC files and crawl.log in --data")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the crawl to `FILE` (for developers)")
 	waitProfile := fs.String("waitprofile", "", "write Go mutex and block profiles of the crawl to `FILE`.mutex and FILE.block (for developers)")
@@ -215,6 +221,12 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 	if *frontierAddr != "" && *redisCluster != "" {
 		return usagef("give --frontier or --redis-cluster, not both")
 	}
+	if set["redis"] {
+		file.Redis = *redisAddr
+	}
+	if file.Redis != "" && *redisCluster != "" {
+		return usagef("--redis-cluster keeps the politeness state in that Redis already: give --redis or --redis-cluster, not both")
+	}
 	if len(seeds) == 0 && !hasState(cfg.DataDir) && *frontierAddr == "" && *redisCluster == "" {
 		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")
 	}
@@ -248,6 +260,16 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		runDone := make(chan struct{})
 		defer close(runDone)
 		go closeOnStop(ctx, runDone, fc, log)
+	}
+	if file.Redis != "" {
+		rc, err := cluster.Dial(ctx, []string{file.Redis})
+		if err != nil {
+			return fmt.Errorf("crawl: --redis: %w", err)
+		}
+		defer rc.Close()
+		backend := redisbackend.Backend(rc, redisbackend.Options{})
+		opts.Politeness = &backend
+		log.Info("politeness state shared through Redis", "redis", file.Redis)
 	}
 	var node *crawlNode
 	if *redisCluster != "" {
