@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,4 +68,45 @@ func TestCrawlAndProxyOneRedis(t *testing.T) {
 		t.Errorf("the site saw %d of the crawler's requests and %d of the proxy's; want both at work", crawler, proxied)
 	}
 	checkGaps(t, w, "site-0000.test", delay)
+}
+
+// TestServePolitenessOneRedis: `courtesy serve --redis` answers its
+// politeness services from the state a proxy keeps in the same Redis:
+// after the proxy fetched a page of a host, the service says the host may
+// not be asked yet, and it reads the robots.txt the proxy cached rather
+// than fetching it again (without --redis it fetches its own).
+func TestServePolitenessOneRedis(t *testing.T) {
+	t.Setenv("COURTESY_ADMIN_TOKEN", "")
+	srv := redistest.Start(t)
+	w := startWeb(t)
+	p := startProxy(t, w, "--redis", srv.Addr, "--default-delay", "3s")
+	if code, _, _ := getStatus(t, p.client(), "http://site-0001.test/"); code != 200 {
+		t.Fatalf("proxied GET: %d", code)
+	}
+	base, _, _, _, _ := startCmd(t, "serve", "--listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0", "--data", t.TempDir(),
+		"--log-level", "warn", "--allow-private", "--resolve", "*.test="+w.addr, "--redis", srv.Addr)
+	resp, err := http.Post(base+"/politeness/verbose", "application/json", strings.NewReader(`["http://site-0001.test/page-1.html"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var got []struct {
+		Allowed    bool  `json:"allowed"`
+		RetryAfter int64 `json:"retryAfter"`
+	}
+	// The state holds when the proxy's request ended; each gate adds its
+	// own delay (the service's is 1 s).
+	if err := json.Unmarshal(b, &got); err != nil || len(got) != 1 || got[0].Allowed || got[0].RetryAfter <= 0 {
+		t.Errorf("politeness of a host the proxy has just asked: %s (%v); want not allowed yet", b, err)
+	}
+	robots := 0
+	for _, e := range w.log.Entries() {
+		if strings.HasPrefix(e.Host, "site-0001.test") && e.Target == "/robots.txt" {
+			robots++
+		}
+	}
+	if robots != 1 {
+		t.Errorf("robots.txt of site-0001.test fetched %d times, want once (the service reads the proxy's copy)", robots)
+	}
 }

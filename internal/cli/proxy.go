@@ -285,7 +285,11 @@ See docs/proxy.md and docs/configuration.md.`)
 	}
 	defer px.Close()
 
-	token, tokenFile, err := adminToken(fc.Admin.Token, fc.Data)
+	configured := fc.Admin.Token
+	if configured == "" {
+		configured = os.Getenv("COURTESY_ADMIN_TOKEN") // as serve reads it
+	}
+	token, tokenFile, err := adminToken(configured, fc.Data)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/courtesy-crawler/courtesy/internal/cluster"
@@ -23,6 +24,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
 	"github.com/courtesy-crawler/courtesy/internal/kv"
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
+	"github.com/courtesy-crawler/courtesy/internal/politeness/redisbackend"
 	"github.com/courtesy-crawler/courtesy/internal/proxy"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	"github.com/courtesy-crawler/courtesy/internal/service"
@@ -51,6 +53,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 	fs.StringVar(&metrics, "metrics-addr", "", "serve Prometheus /metrics on this `ADDR`")
 	fs.StringVar(&apiListen, "api-listen", "", "serve the HTTP politeness services (as the proxy's) on this `ADDR`")
 	fs.Var(&cf.resolve, "resolve", "send the politeness services' robots.txt fetches for hosts matching `PATTERN=ADDR:PORT` to ADDR:PORT (repeatable; PATTERN is host, *.suffix or *)")
+	politenessRedis := fs.String("redis", "", "keep the politeness services' state (each host's slot and next time, backoff, robots.txt and its delays) in this Redis (`ADDR`, or Redis Cluster seeds), shared with the proxies and crawls using it (default: the --redis-cluster Redis, else this process)")
 	allowPrivate := fs.Bool("allow-private", false, "let the politeness services' robots.txt fetches reach loopback, private and link-local addresses (SSRF guard off)")
 	var consoleToken, consoleCrawl string
 	fs.StringVar(&consoleToken, "console-token", "", "the web console's access `TOKEN` for actions, 16 characters or more (default random, printed at start; the console is served on --api-listen)")
@@ -107,8 +110,9 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 		f         frontier.API
 		ef        *frontier.Frontier // the embedded frontier, without --redis-cluster
 		listNodes func(context.Context) ([]string, error)
-		consNodes console.Nodes    = &console.LocalNode{}
-		consHosts console.Frontier // the console's hosts views
+		consNodes console.Nodes         = &console.LocalNode{}
+		consHosts console.Frontier      // the console's hosts views
+		sharedRC  redis.UniversalClient // the cluster's Redis, with --redis-cluster
 	)
 	if redisAddrs != "" {
 		sc, err := serveCluster(ctx, redisAddrs, advertise, defaultDelay)
@@ -117,7 +121,7 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 			return err
 		}
 		defer sc.stop()
-		f, listNodes, consNodes = sc.f, sc.listNodes, sc.nodes
+		f, listNodes, consNodes, sharedRC = sc.f, sc.listNodes, sc.nodes, sc.rc
 		consHosts = &clusterHosts{f: sc.f, crawl: consoleCrawl}
 	} else {
 		ef, err = frontier.Open(db, frontier.Options{DefaultDelay: defaultDelay, ReadAheadBytes: urlfrontier.ReadAheadBytes})
@@ -171,8 +175,20 @@ number of serve nodes share it. See docs/frontier-service.md.`)
 			ln.Close()
 			return fmt.Errorf("serve: %w", err)
 		}
-		h, gate, robots, err := politenessServices(db, reg, levels.Logger("service"), servicesOptions{
-			resolve: res, allowPrivate: *allowPrivate, adminToken: token})
+		so := servicesOptions{resolve: res, allowPrivate: *allowPrivate, adminToken: token}
+		switch {
+		case *politenessRedis != "":
+			rc, err := cluster.Dial(ctx, []string{*politenessRedis})
+			if err != nil {
+				ln.Close()
+				return fmt.Errorf("serve: --redis: %w", err)
+			}
+			defer rc.Close()
+			so.redis = rc
+		case sharedRC != nil:
+			so.redis = sharedRC
+		}
+		h, gate, robots, err := politenessServices(db, reg, levels.Logger("service"), so)
 		if err != nil {
 			ln.Close()
 			return err
@@ -270,6 +286,8 @@ func advertiseAddr(a net.Addr) string {
 // servedCluster is a serve node of a Redis Cluster deployment.
 type servedCluster struct {
 	f *cluster.Frontier
+	// rc is the cluster's Redis client (closed by stop).
+	rc redis.UniversalClient
 	// listNodes answers ListNodes: the live serve and crawl nodes
 	// (listedNodes).
 	listNodes func(context.Context) ([]string, error)
@@ -318,7 +336,8 @@ func serveCluster(ctx context.Context, addrs, advertise string, defaultDelay tim
 		mem.Run(hctx, info) // leaves the membership when hctx ends
 	}()
 	return &servedCluster{
-		f: f,
+		f:  f,
+		rc: rc,
 		listNodes: func(ctx context.Context) ([]string, error) {
 			ns, err := mem.Nodes(ctx)
 			if err != nil {
@@ -364,18 +383,25 @@ type servicesOptions struct {
 	resolve      *resolve.Resolver
 	allowPrivate bool
 	adminToken   string
+	// redis, when set, holds the gate's state, robots.txt cache and
+	// delays, shared with the other users of that Redis.
+	redis redis.UniversalClient
 }
 
 // politenessServices is the proxy's HTTP politeness API (politeness
 // checks, reservations, admin delays, /health, /metrics) over a gate whose
-// robots cache and delays live in the frontier's store.
+// robots cache and delays live in the frontier's store, or all of whose
+// state lives in o.redis.
 func politenessServices(db *kv.DB, reg *prometheus.Registry, log *slog.Logger, o servicesOptions) (http.Handler, *politeness.Gate, politeness.RobotsStore, error) {
 	allowPrivate := o.allowPrivate
 	backend := politeness.Backend{
-		Robots:     politeness.NewKVRobotsStore(db),
-		Delays:     politeness.NewKVDelayStore(db),
-		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: proxy.Dialer(o.resolve, func() bool { return allowPrivate }), MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}},
+		Robots: politeness.NewKVRobotsStore(db),
+		Delays: politeness.NewKVDelayStore(db),
 	}
+	if o.redis != nil {
+		backend = redisbackend.Backend(o.redis, redisbackend.Options{})
+	}
+	backend.HTTPClient = &http.Client{Transport: &http.Transport{DialContext: proxy.Dialer(o.resolve, func() bool { return allowPrivate }), MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}}
 	gate, err := politeness.New(politeness.Config{}, backend)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("serve: politeness: %w", err)

@@ -114,10 +114,13 @@ func load(path string, environ []string, dst any) error {
 }
 
 // envKey maps COURTESY_A__B_C to "a.b-c"; ok is false for other variables
-// and for COURTESY_CONFIG, which names the file rather than a key.
+// and for the two that are not keys: COURTESY_CONFIG, which names the
+// file, and COURTESY_ADMIN_TOKEN, the admin token of the proxy and of
+// serve's politeness services (the file's admin.token is
+// COURTESY_ADMIN__TOKEN).
 func envKey(name string) (string, bool) {
 	rest, ok := strings.CutPrefix(name, EnvPrefix)
-	if !ok || rest == "" || rest == "CONFIG" {
+	if !ok || rest == "" || rest == "CONFIG" || rest == "ADMIN_TOKEN" {
 		return "", false
 	}
 	rest = strings.ToLower(rest)

@@ -64,7 +64,7 @@ func TestLoadListing9(t *testing.T) {
 func TestLoadEnvOverridesFile(t *testing.T) {
 	p := write(t, "listen: 127.0.0.1:1\npoliteness:\n  max-delay: 10s\n")
 	var c sample
-	env := []string{"COURTESY_LISTEN=127.0.0.1:2", "COURTESY_POLITENESS__MAX_DELAY=45s", "COURTESY_CONFIG=ignored", "OTHER=1"}
+	env := []string{"COURTESY_LISTEN=127.0.0.1:2", "COURTESY_POLITENESS__MAX_DELAY=45s", "COURTESY_CONFIG=ignored", "COURTESY_ADMIN_TOKEN=not-a-key", "OTHER=1"}
 	if err := load(p, env, &c); err != nil {
 		t.Fatal(err)
 	}
