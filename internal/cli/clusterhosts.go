@@ -93,11 +93,17 @@ func (s *clusterHosts) Paused() bool          { return !s.f.Active() }
 func (s *clusterHosts) SetPaused(paused bool) { s.f.SetActive(!paused) }
 
 func (s *clusterHosts) AddSeeds(ctx context.Context, urls []string) (int, error) {
+	return addSeeds(ctx, s.f.Put, s.crawl, urls)
+}
+
+// addSeeds queues urls as seeds of crawl (priority 2, depth 0) through put
+// and returns how many were new.
+func addSeeds(ctx context.Context, put func(context.Context, []frontier.Item) ([]frontier.Status, error), crawl string, urls []string) (int, error) {
 	items := make([]frontier.Item, len(urls))
 	for i, u := range urls {
-		items[i] = frontier.Item{Info: frontier.URLInfo{URL: u, CrawlID: s.crawl, Priority: 2}}
+		items[i] = frontier.Item{Info: frontier.URLInfo{URL: u, CrawlID: crawl, Priority: 2}}
 	}
-	st, err := s.f.Put(ctx, items)
+	st, err := put(ctx, items)
 	if err != nil {
 		return 0, fmt.Errorf("cli: add seeds: %w", err)
 	}

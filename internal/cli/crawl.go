@@ -257,6 +257,9 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		}
 		defer fc.Close()
 		opts.Frontier = fc
+		if opts.Console != nil {
+			opts.Console.Frontier = &remoteHosts{c: fc, crawl: cfg.CrawlID}
+		}
 		runDone := make(chan struct{})
 		defer close(runDone)
 		go closeOnStop(ctx, runDone, fc, log)
