@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/courtesy-crawler/courtesy/internal/config"
-
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 )

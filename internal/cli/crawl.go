@@ -222,10 +222,13 @@ func runCrawl(ctx context.Context, env *Env, args []string) error {
 		return usagef("give --frontier or --redis-cluster, not both")
 	}
 	if set["redis"] {
+		if *redisCluster != "" {
+			return usagef("--redis-cluster keeps the politeness state in that Redis already: give --redis or --redis-cluster, not both")
+		}
 		file.Redis = *redisAddr
 	}
-	if file.Redis != "" && *redisCluster != "" {
-		return usagef("--redis-cluster keeps the politeness state in that Redis already: give --redis or --redis-cluster, not both")
+	if *redisCluster != "" {
+		file.Redis = "" // a shared file's proxy setting: the cluster's Redis holds the state
 	}
 	if len(seeds) == 0 && !hasState(cfg.DataDir) && *frontierAddr == "" && *redisCluster == "" {
 		return usagef("give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume")

@@ -13,6 +13,9 @@ const (
 	DefaultMaxIdle        = 100
 	DefaultIdleTimeout    = 90 * time.Second
 	DefaultMaxHeaderBytes = 1 << 20 // as net/http's client
+	// DefaultHandshakeTimeout bounds a TLS handshake (as
+	// http.DefaultTransport's).
+	DefaultHandshakeTimeout = 10 * time.Second
 )
 
 // Options configures a Client. Only Dial is required; every other zero

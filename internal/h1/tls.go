@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http/httptrace"
 	"strings"
-	"time"
 )
 
 // tlsKeyPrefix marks the pool keys of https:// origins, so that an http://
@@ -75,7 +74,3 @@ func rawConn(c net.Conn) net.Conn {
 	}
 	return c
 }
-
-// DefaultHandshakeTimeout bounds a TLS handshake when
-// Options.HandshakeTimeout is zero (http.DefaultTransport's value).
-const DefaultHandshakeTimeout = 10 * time.Second
