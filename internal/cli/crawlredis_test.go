@@ -110,3 +110,16 @@ func TestServePolitenessOneRedis(t *testing.T) {
 		t.Errorf("robots.txt of site-0001.test fetched %d times, want once (the service reads the proxy's copy)", robots)
 	}
 }
+
+// TestCrawlRedisUsage: --redis with --redis-cluster is a usage error; an
+// unreachable --redis is a runtime error.
+func TestCrawlRedisUsage(t *testing.T) {
+	code, _, errOut := run(t, "", "crawl", "--redis", "127.0.0.1:1", "--redis-cluster", "127.0.0.1:2", "--data", t.TempDir(), "http://a.test/")
+	if code != 2 || !strings.Contains(errOut, "give --redis or --redis-cluster, not both") {
+		t.Errorf("--redis and --redis-cluster: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = run(t, "", "crawl", "--redis", "127.0.0.1:1", "--data", t.TempDir(), "--log-level", "error", "http://a.test/")
+	if code != 1 || !strings.Contains(errOut, "--redis") {
+		t.Errorf("unreachable --redis: exit %d, stderr %q", code, errOut)
+	}
+}
