@@ -126,3 +126,44 @@ func TestClientTLSPoolApart(t *testing.T) {
 		t.Errorf("%d connections, want 2 (the https request dials its own)", n)
 	}
 }
+
+// TestClientTLSBodyToClose: over TLS, a response without Content-Length
+// or chunking ends where the server closes the connection, with or
+// without a close_notify alert, as over plain TCP.
+func TestClientTLSBodyToClose(t *testing.T) {
+	srv, _, conf := tlsServer(t, func(http.ResponseWriter, *http.Request) {})
+	cert := srv.TLS.Certificates
+	for _, notify := range []bool{true, false} {
+		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: cert})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 4096)
+			c.Read(buf) // the request
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end")
+			if notify {
+				c.Close()
+			} else {
+				c.(*tls.Conn).NetConn().Close()
+			}
+		}()
+		var d net.Dialer
+		o := New(Options{Dial: d.DialContext, TLSConfig: &tls.Config{RootCAs: conf.RootCAs, ServerName: "example.com"}})
+		resp, err := o.RoundTrip(getReq(t, context.Background(), http.MethodGet, "https://"+ln.Addr().String()+"/"), 10*time.Second)
+		if err != nil {
+			t.Fatalf("close_notify %v: %v", notify, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "until the end" || err != nil {
+			t.Errorf("close_notify %v: body %q, %v", notify, b, err)
+		}
+		ln.Close()
+		o.CloseIdle()
+	}
+}
