@@ -84,9 +84,9 @@ type Result struct {
 	Header http.Header
 	// WireHeader is the status line and header block as the server sent
 	// them (field order, case, repeated fields), through the empty line,
-	// when the exchange was HTTP/1.x over http:// (internal/h1); nil
-	// otherwise (https and HTTP/2 go through net/http, which keeps only
-	// the parsed fields).
+	// when the exchange went through internal/h1 (HTTP/1.x, http:// and
+	// https://); nil otherwise (with Config.HTTP2, https goes through
+	// net/http, which keeps only the parsed fields).
 	WireHeader []byte
 	// WireRequest is the request as written, in the same cases.
 	WireRequest []byte
