@@ -192,16 +192,7 @@ func TestClusterNodesProcesses(t *testing.T) {
 			// Both consoles' hosts views read the crawl's queues in Redis:
 			// the web's 4 hosts, each with URLs queued or fetched.
 			for name, base := range map[string]string{"serve": serveConsole, "crawl node a": aConsole} {
-				var hosts struct {
-					Total int `json:"total"`
-					Rows  []struct {
-						Host                      string
-						Queued, InFlight, Fetched uint64
-					} `json:"rows"`
-				}
-				poll.Until(t, 30*time.Second, name+"'s console lists the crawl's 4 hosts", func() bool {
-					return call(t, "GET", base+"/api/hosts?sort=host", "", nil, &hosts) == 200 && hosts.Total == 4
-				})
+				hosts := waitHosts(t, base, name+"'s console", 4)
 				for _, r := range hosts.Rows {
 					if !strings.HasSuffix(r.Host, ".test") || r.Queued+r.InFlight+r.Fetched == 0 {
 						t.Errorf("%s's console, hosts row %+v", name, r)

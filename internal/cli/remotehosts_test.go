@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,16 +21,7 @@ func TestCrawlFrontierConsoleHosts(t *testing.T) {
 	base, token, _, _, _ := startCmd(t, "crawl", "--frontier", addr, "--data", filepath.Join(t.TempDir(), "a"),
 		"--resolve", "*.test="+webAddr, "--delay", "700ms", "--workers", "4", "--max-duration", "2m",
 		"--console", "127.0.0.1:0", "--log-level", "warn", seeds[0], seeds[1], seeds[2], seeds[3])
-	var hosts struct {
-		Total int `json:"total"`
-		Rows  []struct {
-			Host                      string
-			Queued, InFlight, Fetched uint64
-		} `json:"rows"`
-	}
-	poll.Until(t, 30*time.Second, "the console lists the crawl's 4 hosts", func() bool {
-		return call(t, "GET", base+"/api/hosts?sort=host", "", nil, &hosts) == 200 && hosts.Total == 4
-	})
+	hosts := waitHosts(t, base, "the console", 4)
 	queued := false
 	for _, r := range hosts.Rows {
 		if !strings.HasSuffix(r.Host, ".test") || r.Queued+r.InFlight+r.Fetched == 0 {
@@ -59,4 +51,24 @@ func TestCrawlFrontierConsoleHosts(t *testing.T) {
 	if out, code := frontierCmd(t, addr, "active"); code != 0 || !strings.Contains(out, "off") && !strings.Contains(out, "false") {
 		t.Errorf("the service after a pause from the console: %q (exit %d); want not active", out, code)
 	}
+}
+
+// hostsPage is a page of a console's hosts table (GET /api/hosts).
+type hostsPage struct {
+	Total int `json:"total"`
+	Rows  []struct {
+		Host                      string
+		Queued, InFlight, Fetched uint64
+	} `json:"rows"`
+}
+
+// waitHosts waits (at most 30 s) until the console at base lists n hosts,
+// and returns the table sorted by host.
+func waitHosts(t *testing.T, base, who string, n int) hostsPage {
+	t.Helper()
+	var hosts hostsPage
+	poll.Until(t, 30*time.Second, fmt.Sprintf("%s lists the crawl's %d hosts", who, n), func() bool {
+		return call(t, "GET", base+"/api/hosts?sort=host", "", nil, &hosts) == 200 && hosts.Total == n
+	})
+	return hosts
 }
