@@ -137,10 +137,6 @@ func parseFlagsConfig(env *Env, fs *flag.FlagSet, args []string, section string)
 // repeatable reports whether f takes a value each time it is given, as
 // --resolve does, rather than the last one.
 func repeatable(f *flag.Flag) bool {
-	switch f.Value.(type) {
-	case *stringList:
-		return true
-	}
-	t := fmt.Sprintf("%T", f.Value)
-	return t == "flag.funcValue" || t == "*flag.funcValue"
+	_, ok := f.Value.(*stringList)
+	return ok
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/url"
 	"unicode/utf8"
+
+	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 )
 
 // CSS extracts the references of a stylesheet: the URLs of @import rules
@@ -76,9 +78,9 @@ func cssRefs(css []byte, fn func(ref []byte) bool) {
 			for j < len(css) && identChar(css[j]) {
 				j++
 			}
-			atImport = equalFold(css[i+1:j], "import")
+			atImport = urlnorm.EqualFoldASCII(css[i+1:j], "import")
 			i = j
-		case (c == 'u' || c == 'U') && i+4 <= len(css) && equalFold(css[i:i+4], "url(") && (i == 0 || !identChar(css[i-1]) && css[i-1] != '\\'):
+		case (c == 'u' || c == 'U') && i+4 <= len(css) && urlnorm.EqualFoldASCII(css[i:i+4], "url(") && (i == 0 || !identChar(css[i-1]) && css[i-1] != '\\'):
 			atImport = false
 			j := i + 4
 			for j < len(css) && htmlSpace(css[j]) {
@@ -204,7 +206,7 @@ func escapeEnd(css []byte, i int) int {
 func imageSetName(css []byte) bool {
 	for _, name := range [...]string{"image-set", "-webkit-image-set"} {
 		n := len(name)
-		if len(css) >= n && equalFold(css[len(css)-n:], name) && (len(css) == n || !identChar(css[len(css)-n-1])) {
+		if len(css) >= n && urlnorm.EqualFoldASCII(css[len(css)-n:], name) && (len(css) == n || !identChar(css[len(css)-n-1])) {
 			return true
 		}
 	}
@@ -275,21 +277,4 @@ func hexValue(c byte) byte {
 		return c - 'A' + 10
 	}
 	return c - 'a' + 10
-}
-
-// equalFold reports whether b is s, ASCII case-insensitively (s lower case).
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -258,7 +258,7 @@ func (o *Client) RoundTrip(req *http.Request, timeout time.Duration) (*http.Resp
 				c = o.wrap(c)
 			}
 			if secure {
-				if c, err = o.handshake(ctx, c, req.URL.Host, trace); err != nil {
+				if c, err = o.handshake(ctx, c, req.URL.Hostname(), trace); err != nil {
 					return nil, err
 				}
 			}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http/httptrace"
-	"strings"
 )
 
 // tlsKeyPrefix marks the pool keys of https:// origins, so that an http://
@@ -24,15 +23,16 @@ func origin(scheme, host string) (addr, key string) {
 	return addr, addr
 }
 
-// handshake runs the TLS client handshake on c for host (the URL's host,
-// port and brackets allowed), offering only HTTP/1.1 by ALPN, within
+// handshake runs the TLS client handshake on c for host (the URL's host
+// name, without port or brackets: Go sends no SNI for an IP address, and
+// checks its IP SANs), offering only HTTP/1.1 by ALPN, within
 // o.handshakeTimeout and ctx. It reports to trace's TLS hooks, as
 // http.Transport does, so that callers tell a certificate failure from a
 // connection failure. On failure c is closed.
 func (o *Client) handshake(ctx context.Context, c net.Conn, host string, trace *httptrace.ClientTrace) (*tls.Conn, error) {
 	cfg := o.tlsConf.Clone()
 	if cfg.ServerName == "" {
-		cfg.ServerName = hostname(host)
+		cfg.ServerName = host
 	}
 	cfg.NextProtos = []string{"http/1.1"}
 	if o.handshakeTimeout > 0 {
@@ -55,15 +55,6 @@ func (o *Client) handshake(ctx context.Context, c net.Conn, host string, trace *
 		return nil, err
 	}
 	return tc, nil
-}
-
-// hostname is host without its port and IPv6 brackets: the TLS server
-// name (Go sends no SNI for an IP address, and checks its IP SANs).
-func hostname(host string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		return h
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 }
 
 // rawConn is the connection under c: the TCP connection of a TLS one, so

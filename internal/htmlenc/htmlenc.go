@@ -19,14 +19,15 @@ import (
 // browsers' detectors find.
 func Determine(page []byte, contentType string) (encoding.Encoding, string) {
 	enc, name, certain := charset.DetermineEncoding(page, contentType)
-	if certain || name != "windows-1252" || ascii(page) || !utf8.Valid(page) || declared(page) {
+	if certain || name != "windows-1252" || ASCII(page) || !utf8.Valid(page) || declared(page) {
 		return enc, name
 	}
 	return encoding.Nop, "utf-8"
 }
 
-// ascii reports whether page is all ASCII, which both encodings read alike.
-func ascii(page []byte) bool {
+// ASCII reports whether page is all ASCII, which UTF-8 and windows-1252
+// read alike.
+func ASCII(page []byte) bool {
 	for _, c := range page {
 		if c >= utf8.RuneSelf {
 			return false

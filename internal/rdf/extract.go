@@ -189,17 +189,8 @@ type ContextLoader interface {
 // ASCII), else through the decoder of its detected encoding.
 func utf8Reader(page []byte, contentType string) io.Reader {
 	enc, name := htmlenc.Determine(page, contentType)
-	if name == "utf-8" || name == "windows-1252" && isASCII(page) {
+	if name == "utf-8" || name == "windows-1252" && htmlenc.ASCII(page) {
 		return bytes.NewReader(page)
 	}
 	return enc.NewDecoder().Reader(bytes.NewReader(page))
-}
-
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

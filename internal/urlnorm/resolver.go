@@ -71,8 +71,9 @@ func (a *authority) matches(scheme, raw string, fold bool) bool {
 
 // EqualFoldASCII is strings.EqualFold for ASCII letters only: host names,
 // schemes and media types fold just A-Z (strings.EqualFold also folds
-// "ſ" to "s" and "K" to "k").
-func EqualFoldASCII(a, b string) bool {
+// "ſ" to "s" and "K" to "k"). Either side may be bytes, so that a parser
+// compares its input in place.
+func EqualFoldASCII[A, B ~string | ~[]byte](a A, b B) bool {
 	if len(a) != len(b) {
 		return false
 	}
