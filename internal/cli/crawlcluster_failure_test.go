@@ -51,7 +51,8 @@ const chaosWorkers = 8
 //     nothing disallowed, nothing before robots.txt;
 //   - every reachable page was fetched;
 //   - the only URLs fetched by two nodes are the killed node's, in flight
-//     when it died (leased within one lease before), at most its workers;
+//     when it died (leased within one lease before), at most twice its
+//     workers (fetching, or fetched and not yet acknowledged);
 //   - the union of the crawl.logs has every URL once apart from those;
 //   - every node's WARC files read cleanly with warcio and hold a
 //     response for each URL the node logged 200;
