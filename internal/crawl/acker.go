@@ -198,7 +198,7 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 		}
 		return
 	}
-	added := map[string][2]int{} // per host: dynamic, static URLs (traps.Dynamic)
+	added := map[string][2]int{} // per host: dynamic, static URLs (traps.DynamicFrom)
 	off := 0
 	for _, a := range kept {
 		for i := range a.items {
@@ -208,7 +208,7 @@ func (c *Crawler) commitGroup(ctx context.Context, b ackBatch) {
 			u := a.items[i].Info.URL
 			if h := hostOf(u); h != "" {
 				n := added[h]
-				if traps.Dynamic(u) {
+				if traps.DynamicFrom(u, md1(a.items[i].Info.Metadata, mdVia)) {
 					n[0]++
 				} else {
 					n[1]++

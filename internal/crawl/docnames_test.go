@@ -1,11 +1,14 @@
 package crawl
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +96,79 @@ func TestCrawlFetchesDocTreeNames(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("fetched: %v", got)
+	}
+}
+
+// TestCrawlVersionedDocTree: a documentation tree under a version
+// directory (/docs/15/) is crawled past the depth limit of numbered URLs,
+// since its pages inherit the number from the pages that link them,
+// while calendars that count from one page to the next, beside it and
+// inside it, are still cut at that depth.
+func TestCrawlVersionedDocTree(t *testing.T) {
+	const chain = 9 // /docs/15/c1.html ... c9.html, depths 2 to 10
+	page := func(links ...string) string {
+		var b strings.Builder
+		b.WriteString("<!DOCTYPE html><html><head><meta charset=utf-8><title>t</title></head><body>")
+		for _, l := range links {
+			b.WriteString(`<a href="` + l + `">link</a> `)
+		}
+		return b.String() + "</body></html>"
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, page("/docs/15/index.html", "/calendar/2026/1/"))
+	})
+	mux.HandleFunc("/docs/15/{name...}", func(w http.ResponseWriter, r *http.Request) {
+		next := 1
+		if n, ok := strings.CutPrefix(r.PathValue("name"), "c"); ok {
+			next, _ = strconv.Atoi(strings.TrimSuffix(n, ".html"))
+			next++
+		}
+		links := []string{"cal/2026/1/"}
+		if next <= chain {
+			links = append(links, fmt.Sprintf("c%d.html", next))
+		}
+		io.WriteString(w, page(links...))
+	})
+	calendar := func(w http.ResponseWriter, r *http.Request) {
+		m, _ := strconv.Atoi(r.PathValue("m"))
+		io.WriteString(w, page(fmt.Sprintf("../%d/", m+1)))
+	}
+	mux.HandleFunc("/calendar/2026/{m}/", calendar)
+	mux.HandleFunc("/docs/15/cal/2026/{m}/", calendar)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	res, err := resolve.New([]string{"docs.test=" + strings.TrimPrefix(srv.URL, "http://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sum := runCrawl(t, Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, res, "http://docs.test/")
+	if !sum.Finished || sum.Failed != 0 {
+		t.Errorf("finished %v, %d failed; want finished, none failed", sum.Finished, sum.Failed)
+	}
+	fetched := map[string]bool{}
+	for _, e := range logEntries(t, dir) {
+		if e.Status == 200 {
+			fetched[strings.TrimPrefix(e.URL, "http://docs.test")] = true
+		}
+	}
+	for i := 1; i <= chain; i++ {
+		if p := fmt.Sprintf("/docs/15/c%d.html", i); !fetched[p] {
+			t.Errorf("%s (depth %d) not fetched", p, i+1)
+		}
+	}
+	// The top calendar's month m is at depth m, the one in the tree at
+	// depth m+1 (linked from /docs/15/, depth 1): both stop at depth 5.
+	for m := 1; m <= 7; m++ {
+		if want, p := m <= 5, fmt.Sprintf("/calendar/2026/%d/", m); fetched[p] != want {
+			t.Errorf("%s fetched %v, want %v", p, fetched[p], want)
+		}
+		if want, p := m+1 <= 5, fmt.Sprintf("/docs/15/cal/2026/%d/", m); fetched[p] != want {
+			t.Errorf("%s fetched %v, want %v", p, fetched[p], want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("fetched: %v", fetched)
 	}
 }

@@ -175,7 +175,11 @@ func (c *Crawler) moveLeased(wid int, l frontier.Lease, u *url.URL, permit *poli
 		e.Annotations = append(e.Annotations, "out-of-scope")
 		return c.complete(l, nil, e, -1), true
 	}
-	if v := c.tr.CheckURL(nu.Hostname(), nu, raw, l.Depth); !v.OK() {
+	var via *url.URL // the link's page, whose numbers nu inherits (traps.NumberedFrom)
+	if ref := md1(l.Metadata, mdVia); ref != "" {
+		via, _ = url.Parse(ref)
+	}
+	if v := c.tr.CheckURL(nu.Hostname(), nu, via, raw, l.Depth); !v.OK() {
 		c.cut(l, raw, md1(l.Metadata, mdPath), v)
 		return c.complete(l, nil, e, -1), true
 	}

@@ -68,7 +68,7 @@ func (c *Crawler) outlinks(l frontier.Lease, src *url.URL, links []extract.Link,
 		seen[raw] = true
 		host := nu.Hostname()
 		key := c.queueKey(nu)
-		if v := c.tr.CheckURL(host, nu, raw, depth); !v.OK() {
+		if v := c.tr.CheckURL(host, nu, src, raw, depth); !v.OK() {
 			c.cut(l, raw, path+string(hop), v)
 			return
 		}

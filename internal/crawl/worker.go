@@ -476,7 +476,7 @@ func (c *Crawler) sitemapItems(l frontier.Lease, u *url.URL, hs *hostState, sm *
 		// Sitemap entries are at most one hop below the sitemap: they are
 		// what the site says exists (orphans included).
 		depth := min(l.Depth+1, 2)
-		if v := c.tr.CheckURL(nu.Hostname(), nu, raw, depth); !v.OK() {
+		if v := c.tr.CheckURL(nu.Hostname(), nu, u, raw, depth); !v.OK() {
 			c.cut(l, raw, path+"I", v)
 			continue
 		}

@@ -84,14 +84,17 @@ type Limits struct {
 	// that the limit should be raised (documentation is often deeper).
 	MaxDepth int `yaml:"max-depth"`
 	// MaxNumberedDepth: link hops from a seed for a numbered URL (see
-	// Numbered: a calendar day, an archive month, a page of a pagination),
-	// the shapes that breed pages by counting. Default 5, the report's
-	// threshold.
+	// NumberedFrom: a calendar day, an archive month, a page of a
+	// pagination, whose number changed along the link), the shapes that
+	// breed pages by counting. Default 5, the report's threshold.
 	MaxNumberedDepth int `yaml:"max-numbered-depth"`
 	// MaxDuplicatesPerSite: exact or near-duplicate pages per site before
 	// its links are no longer followed (the Viúva Negra report §6: 10).
 	MaxDuplicatesPerSite int `yaml:"max-duplicates-per-site"`
-	// MaxURLLength: characters of a URL (the Viúva Negra report §6: 200).
+	// MaxURLLength: characters of a URL (the Viúva Negra report §6: 200),
+	// counted in the IRI it encodes (urlnorm.IRILength): a percent-encoded
+	// non-ASCII character is one, so a title in Cyrillic or Chinese is not
+	// cut for its encoding.
 	MaxURLLength int `yaml:"max-url-length"`
 	// MaxSegmentRepeats: how often one path segment may occur in a URL
 	// (default 2: /a/b/a/ passes, /a/a/a/ is a growing-URL trap).
@@ -278,19 +281,24 @@ func (s *siteCounters) encode() []byte {
 }
 
 // CheckURL applies the URL-level limits to a discovered URL on site (the
-// politeness key, normally the host) found at depth hops from a seed, and
-// reports whether the site no longer admits URLs. It counts nothing: call
-// Admitted for the URLs the frontier took as new. Seeds (depth 0) are
-// checked for length and segments only.
-func (c *Checker) CheckURL(site string, u *url.URL, raw string, depth int) Verdict {
+// politeness key, normally the host) found at depth hops from a seed on
+// the page via (nil when not known), and reports whether the site no
+// longer admits URLs. It counts nothing: call Admitted for the URLs the
+// frontier took as new. Seeds (depth 0) are checked for length and
+// segments only.
+func (c *Checker) CheckURL(site string, u, via *url.URL, raw string, depth int) Verdict {
 	l := &c.limits
+	// Characters of the IRI, not bytes of its encoding (a URL is never
+	// shorter as an IRI, so most need no count).
 	if l.MaxURLLength > 0 && len(raw) > l.MaxURLLength {
-		return c.hit(Verdict{URLLength, fmt.Sprintf("%d characters > %d", len(raw), l.MaxURLLength)})
+		if n := urlnorm.IRILength(raw); n > l.MaxURLLength {
+			return c.hit(Verdict{URLLength, fmt.Sprintf("%d characters > %d", n, l.MaxURLLength)})
+		}
 	}
 	if l.MaxDepth > 0 && depth > l.MaxDepth {
 		return c.hit(Verdict{Depth, fmt.Sprintf("depth %d > %d", depth, l.MaxDepth)})
 	}
-	if l.MaxNumberedDepth > 0 && depth > l.MaxNumberedDepth && u != nil && Numbered(u) {
+	if l.MaxNumberedDepth > 0 && depth > l.MaxNumberedDepth && u != nil && NumberedFrom(u, via) {
 		return c.hit(Verdict{Depth, fmt.Sprintf("depth %d > %d for a numbered URL", depth, l.MaxNumberedDepth)})
 	}
 	if l.MaxSegmentRepeats > 0 && u != nil {
@@ -326,7 +334,7 @@ func Numbered(u *url.URL) bool {
 	if numberedPath(u.EscapedPath()) {
 		return true
 	}
-	for field := range strings.FieldsFuncSeq(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+	for field := range strings.FieldsFuncSeq(u.RawQuery, isQuerySep) {
 		k, v, ok := strings.Cut(field, "=")
 		if !ok {
 			v = k // a bare value: ?12345
@@ -338,18 +346,73 @@ func Numbered(u *url.URL) bool {
 	return false
 }
 
-// numberedPath reports whether an escaped path has a numbered segment (its
-// file extension aside).
-func numberedPath(path string) bool {
-	for seg := range strings.SplitSeq(path, "/") {
-		if i := strings.LastIndexByte(seg, '.'); i >= 0 && letters(seg[i+1:]) {
-			seg = seg[:i]
+// NumberedFrom reports whether u, linked from the page via, is numbered
+// by a number the link changed: a numbered path segment that via does
+// not have at the same place, or a numbered query field (name and value)
+// that via's query lacks. Numbers u shares with via are inherited: the
+// version directory of a documentation tree (/docs/15/, /3.11/) names
+// every page below it and counts nothing, while a calendar's next month
+// (/calendar/2026/12/ from /calendar/2026/11/) or a pagination's next
+// page changes its number at each hop. Hosts are not compared: a host
+// name rule moves links from www.example.org to example.org, and a trap
+// breeds on its own host. With via nil it is Numbered.
+func NumberedFrom(u, via *url.URL) bool {
+	if via == nil {
+		return Numbered(u)
+	}
+	if numberedPathFrom(u.EscapedPath(), via.EscapedPath()) {
+		return true
+	}
+	for field := range strings.FieldsFuncSeq(u.RawQuery, isQuerySep) {
+		_, v, ok := strings.Cut(field, "=")
+		if !ok {
+			v = field
 		}
-		if counted(seg) {
+		if counted(v) && !hasField(via.RawQuery, field) {
 			return true
 		}
 	}
 	return false
+}
+
+func isQuerySep(r rune) bool { return r == '&' || r == ';' }
+
+// hasField reports whether the query has the field (name=value) as is.
+func hasField(query, field string) bool {
+	for f := range strings.FieldsFuncSeq(query, isQuerySep) {
+		if f == field {
+			return true
+		}
+	}
+	return false
+}
+
+// numberedPath reports whether an escaped path has a numbered segment (its
+// file extension aside).
+func numberedPath(path string) bool {
+	return numberedPathFrom(path, "")
+}
+
+// numberedPathFrom reports whether an escaped path has a numbered segment
+// (its file extension aside) that the path from does not have at the same
+// place.
+func numberedPathFrom(path, from string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		var prev string
+		prev, from, _ = strings.Cut(from, "/")
+		if st := stem(seg); counted(st) && st != stem(prev) {
+			return true
+		}
+	}
+	return false
+}
+
+// stem is a path segment without its file extension.
+func stem(seg string) string {
+	if i := strings.LastIndexByte(seg, '.'); i >= 0 && letters(seg[i+1:]) {
+		return seg[:i]
+	}
+	return seg
 }
 
 // counted reports whether s has a digit and nothing but digits and the
@@ -423,18 +486,37 @@ func (c *Checker) Admitted(site string, dynamic, static int) {
 // calendars and paginations breed without end, which MaxURLsPerSite
 // bounds. It reads the string without parsing it (the crawler asks for
 // every new outlink).
-func Dynamic(raw string) bool {
-	_, rest, ok := strings.Cut(raw, "://")
+func Dynamic(raw string) bool { return DynamicFrom(raw, "") }
+
+// DynamicFrom is Dynamic for raw linked from the page via ("" when not
+// known): a numbered path segment via has at the same place is inherited
+// (NumberedFrom), so the pages of a versioned documentation tree
+// (/docs/15/...) count as static, not as a counter.
+func DynamicFrom(raw, via string) bool {
+	path, query, ok := pathQuery(raw)
 	if !ok {
 		return false
 	}
-	rest, _, _ = strings.Cut(rest, "#")
-	path, query, hasQuery := strings.Cut(rest, "?")
-	if hasQuery && query != "" {
+	if query != "" {
 		return true
 	}
-	i := strings.IndexByte(path, '/')
-	return i >= 0 && numberedPath(path[i:])
+	from, _, _ := pathQuery(via)
+	return numberedPathFrom(path, from)
+}
+
+// pathQuery returns the path and query of an absolute URL without parsing
+// it; ok is false when raw has no scheme.
+func pathQuery(raw string) (path, query string, ok bool) {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return "", "", false
+	}
+	rest, _, _ = strings.Cut(rest, "#")
+	rest, query, _ = strings.Cut(rest, "?")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		return rest[i:], query, true
+	}
+	return "", query, true
 }
 
 // Duplicate counts one duplicate page of site of which nothing else is

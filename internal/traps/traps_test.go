@@ -17,7 +17,7 @@ func check(t *testing.T, c *Checker, site, raw string, depth int) Verdict {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.CheckURL(site, u, raw, depth)
+	return c.CheckURL(site, u, nil, raw, depth)
 }
 
 func TestURLLevelLimits(t *testing.T) {
@@ -39,6 +39,8 @@ func TestURLLevelLimits(t *testing.T) {
 		{"named depth 6 ok", "http://a.test/doc/a01120.html", 6, ""},
 		{"200 characters ok", "http://a.test/" + strings.Repeat("x", 200-len("http://a.test/")), 1, ""},
 		{"201 characters", "http://a.test/" + strings.Repeat("x", 201-len("http://a.test/")), 1, URLLength},
+		{"59 Cyrillic characters in 259 bytes ok", "http://a.test/wiki/" + strings.Repeat("%D0%9C", 40), 1, ""},
+		{"201 Cyrillic characters", "http://a.test/wiki/" + strings.Repeat("%D0%9C", 201-len("http://a.test/wiki/")), 1, URLLength},
 		{"segment twice ok", "http://a.test/a/b/a/", 1, ""},
 		{"growing path", "http://a.test/spider/spider/spider/", 1, RepeatedSegments},
 		{"interleaved repeat", "http://a.test/a/b/a/b/a/b", 1, RepeatedSegments},
@@ -51,7 +53,7 @@ func TestURLLevelLimits(t *testing.T) {
 		})
 	}
 	r := c.Report()
-	if r.Hits[Depth] != 2 || r.Hits[URLLength] != 1 || r.Hits[RepeatedSegments] != 2 {
+	if r.Hits[Depth] != 2 || r.Hits[URLLength] != 2 || r.Hits[RepeatedSegments] != 2 {
 		t.Errorf("hits = %v", r.Hits)
 	}
 }
@@ -87,6 +89,68 @@ func TestNumbered(t *testing.T) {
 		if got := Numbered(u); got != tc.want {
 			t.Errorf("Numbered(%s) = %v, want %v", tc.url, got, tc.want)
 		}
+	}
+}
+
+// TestNumberedFrom: numbers a URL shares with its referrer at the same
+// place (a version directory) are inherited; a number the link changed
+// (the next month, the next page) makes it numbered.
+func TestNumberedFrom(t *testing.T) {
+	tests := []struct {
+		url, via string
+		want     bool
+	}{
+		{"http://a.test/docs/15/ddl.html", "http://a.test/docs/15/index.html", false},
+		{"http://a.test/3.11/library/os.html", "http://a.test/3.11/library/", false},
+		{"http://a.test/3.11/library/os.html", "http://a.test/3.11/", false},
+		{"http://b.test/3.11/os.html", "http://www.b.test/3.11/", false}, // hosts are not compared
+		{"http://a.test/docs/16/ddl.html", "http://a.test/docs/15/ddl.html", true},
+		{"http://a.test/docs/15/ddl.html", "http://a.test/docs/current/ddl.html", true},
+		{"http://a.test/docs/15/release-15-1.html", "http://a.test/docs/15/release.html", false},
+		{"http://a.test/docs/15/15.4.html", "http://a.test/docs/15/release.html", true},
+		{"http://a.test/calendar/2026/12/", "http://a.test/calendar/2026/11/", true},
+		{"http://a.test/calendar/2026/11/", "http://a.test/calendar/", true},
+		{"http://a.test/archive/2026-11-29", "http://a.test/archive/2026-11-28", true},
+		{"http://a.test/item/12345.html", "http://a.test/item/12345.htm", false}, // same stem
+		{"http://a.test/list?page=4", "http://a.test/list?page=3", true},
+		{"http://a.test/list?v=15&q=x", "http://a.test/list?v=15", false},
+		{"http://a.test/list?q=x;v=15", "http://a.test/list?v=15&q=y", false},
+		{"http://a.test/list?12", "http://a.test/list?12", false},
+		{"http://a.test/docs/15/", "", true},
+		{"http://a.test/x.html", "http://a.test/2026/", false},
+	}
+	for _, tc := range tests {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var via *url.URL
+		if tc.via != "" {
+			if via, err = url.Parse(tc.via); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := NumberedFrom(u, via); got != tc.want {
+			t.Errorf("NumberedFrom(%s, %s) = %v, want %v", tc.url, tc.via, got, tc.want)
+		}
+		if strings.Contains(tc.url, "?") {
+			continue // DynamicFrom counts every query
+		}
+		if got := DynamicFrom(tc.url, tc.via); got != tc.want {
+			t.Errorf("DynamicFrom(%s, %s) = %v, want %v", tc.url, tc.via, got, tc.want)
+		}
+	}
+	c, err := Open(nil, Limits{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("http://a.test/docs/15/c9.html")
+	via, _ := url.Parse("http://a.test/docs/15/c8.html")
+	if v := c.CheckURL("a.test", u, via, u.String(), 10); !v.OK() {
+		t.Errorf("versioned page at depth 10: %v, want admitted", v)
+	}
+	if v := c.CheckURL("a.test", u, nil, u.String(), 10); v.Kind != Depth {
+		t.Errorf("versioned page at depth 10 without referrer: %v, want cut for depth", v)
 	}
 }
 
@@ -232,7 +296,9 @@ func FuzzMostRepeated(f *testing.F) {
 }
 
 // FuzzNumbered: a numbered URL has a digit, and stays numbered when a
-// named segment is added to its path.
+// named segment is added to its path; a URL inherits all its numbers from
+// itself, and with no referrer NumberedFrom and DynamicFrom are Numbered
+// and Dynamic.
 func FuzzNumbered(f *testing.F) {
 	for _, s := range []string{"http://a.test/2026/11/", "http://a.test/x.html?p=3", "http://a.test/a01120.html", "http://a.test/?;&==", "http://a.test/.../"} {
 		f.Add(s)
@@ -241,6 +307,10 @@ func FuzzNumbered(f *testing.F) {
 		u, err := url.Parse(raw)
 		if err != nil {
 			return
+		}
+		if NumberedFrom(u, u) || NumberedFrom(u, nil) != Numbered(u) || DynamicFrom(raw, "") != Dynamic(raw) {
+			t.Fatalf("%q: NumberedFrom itself %v, from nil %v, Numbered %v, DynamicFrom %v, Dynamic %v",
+				raw, NumberedFrom(u, u), NumberedFrom(u, nil), Numbered(u), DynamicFrom(raw, ""), Dynamic(raw))
 		}
 		if !Numbered(u) {
 			return

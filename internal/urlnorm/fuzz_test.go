@@ -8,7 +8,8 @@ import (
 
 // FuzzNormalize checks, for every option set used by the crawler, that no
 // input panics, that errors are typed, and that a result is idempotent,
-// parses with net/url to the same text, and matches Normalize's *url.URL.
+// parses with net/url to the same text, and matches Normalize's *url.URL;
+// and that IRILength stays within its bounds.
 // Seeds: the inputs of the table tests plus testdata/fuzz/FuzzNormalize.
 func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{
@@ -28,6 +29,10 @@ func FuzzNormalize(f *testing.F) {
 	}
 	opts := []Options{{}, CrawlDefaults(), DedupDefaults(), {KeepFragment: true, LowercasePath: true, CollapseSlashes: true, WWW: WWWAdd}}
 	f.Fuzz(func(t *testing.T, raw string) {
+		// A character of the IRI takes 1 to 12 bytes (%F0%9F%98%80).
+		if n := IRILength(raw); n > len(raw) || 12*n < len(raw) {
+			t.Fatalf("IRILength(%q) = %d for %d bytes", clip(raw), n, len(raw))
+		}
 		for _, o := range opts {
 			s, err := NormalizeString(raw, o)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrMalformed is wrapped by every error about a URL that cannot be
@@ -353,6 +354,39 @@ func init() {
 }
 
 const upperHex = "0123456789ABCDEF"
+
+// IRILength returns the length of a URL in characters of the IRI it
+// encodes: a percent-encoded UTF-8 sequence is one character
+// (/wiki/%D0%9C is /wiki/М, seven characters, not twelve), as is any
+// other triplet, and a byte that is not UTF-8 counts one. A limit on URL
+// length then weighs a Cyrillic or Chinese path as its readers see it.
+func IRILength(raw string) int {
+	n := 0
+	var seq [utf8.UTFMax]byte // the current run of decoded bytes
+	k := 0
+	flush := func() {
+		n += utf8.RuneCount(seq[:k])
+		k = 0
+	}
+	for i := 0; i < len(raw); i++ {
+		b := raw[i]
+		if b == '%' && i+2 < len(raw) {
+			hi, ok1 := unhex(raw[i+1])
+			lo, ok2 := unhex(raw[i+2])
+			if ok1 && ok2 {
+				b = hi<<4 | lo
+				i += 2
+			}
+		}
+		if k > 0 && (b&0xC0 != 0x80 || k == len(seq)) {
+			flush() // not a continuation byte, or a full sequence
+		}
+		seq[k] = b
+		k++
+	}
+	flush()
+	return n
+}
 
 func unhex(c byte) (byte, bool) {
 	switch {

@@ -419,3 +419,26 @@ func TestSeedReferences(t *testing.T) {
 	)
 	runNorm(t, cases, CrawlDefaults())
 }
+
+func TestIRILength(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want int
+	}{
+		{"", 0},
+		{"http://a.test/", 14},
+		{"http://a.test/wiki/%D0%9C", 20},                   // М
+		{"http://a.test/%E4%B8%AD%E6%96%87", 16},            // 中文
+		{"http://a.test/%F0%9F%98%80", 15},                  // one emoji, four bytes
+		{"http://a.test/a%20b", 17},                         // any triplet is one character
+		{"http://a.test/%80%80%80%80%80", 19},               // bytes that are not UTF-8: one each
+		{"http://a.test/%D0", 15},                           // a sequence cut short
+		{"http://a.test/%D0%9C%D0", 16},                     // a full one, then a cut one
+		{"http://a.test/%zz%4", len("http://a.test/%zz%4")}, // not triplets
+		{"http://a.test/М", 15},                             // raw UTF-8 too
+	} {
+		if got := IRILength(tc.raw); got != tc.want {
+			t.Errorf("IRILength(%q) = %d, want %d", tc.raw, got, tc.want)
+		}
+	}
+}
