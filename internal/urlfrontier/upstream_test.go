@@ -702,6 +702,51 @@ func TestUpstreamBehaviours(t *testing.T) {
 				t.Errorf("DeleteQueue = %v, %v", n, err)
 			}
 		}},
+		{"a known item replaces the metadata", func(t *testing.T, fx *fixture) {
+			md := func(v string) map[string]*pb.StringList { return map[string]*pb.StringList{"m": {Values: []string{v}}} }
+			fx.put(discovered("a", &pb.URLInfo{Url: "http://r.test/", Metadata: md("old")}))
+			fx.put(known(&pb.URLInfo{Url: "http://r.test/", Metadata: md("new")}, uint64(fx.clk.Now().Unix())))
+			if it, err := fx.status("http://r.test/", "", ""); err != nil || !slices.Equal(k(it).GetInfo().GetMetadata()["m"].GetValues(), []string{"new"}) {
+				t.Errorf("status = %v, %v", it, err)
+			}
+		}},
+		// Documented differences: the cases assert Courtesy's answers.
+		{"difference: GetURLs with crawlID \"\" and no key serves DEFAULT", func(t *testing.T, fx *fixture) {
+			fx.put(discovered("a", info("http://e.test/")))
+			if got := fx.get(&pb.GetParams{Item: inCrawl("")}); !slices.Equal(got, []string{"http://e.test/"}) {
+				t.Errorf("served %v", got)
+			}
+		}},
+		{"difference: a URL is unique within its crawl, whatever its key", func(t *testing.T, fx *fixture) {
+			fx.put(discovered("a", keyed("http://u.test/", "one", "")))
+			if a := fx.put(discovered("b", keyed("http://u.test/", "two", ""))); a["b"] != pb.AckMessage_SKIPPED {
+				t.Errorf("discovered under another key: %v, want SKIPPED", a)
+			}
+			fx.put(known(keyed("http://u.test/", "two", ""), 1))
+			if one, two := fx.stats("", "one"), fx.stats("", "two"); one.GetSize() != 0 || two.GetSize() != 1 {
+				t.Errorf("after a known item under another key: one %v, two %v; want the URL moved", one, two)
+			}
+		}},
+		{"difference: DeleteQueue keeps the completed URLs known", func(t *testing.T, fx *fixture) {
+			fx.put(known(info("http://g.test/done"), 0), discovered("a", info("http://g.test/a")))
+			if n, err := fx.c.DeleteQueue(ctx, &pb.QueueWithinCrawlParams{Key: "g.test"}); err != nil || n.GetValue() != 1 {
+				t.Fatalf("DeleteQueue = %v, %v", n, err)
+			}
+			a := fx.put(discovered("done", info("http://g.test/done")), discovered("a", info("http://g.test/a")))
+			if a["done"] != pb.AckMessage_SKIPPED || a["a"] != pb.AckMessage_OK {
+				t.Errorf("put again: %v; want the completed URL SKIPPED, the removed one OK", a)
+			}
+			if _, err := fx.status("http://g.test/done", "", ""); status.Code(err) != codes.NotFound {
+				t.Errorf("status of the completed URL: %v, want NOT_FOUND", err)
+			}
+			if a := fx.put(known(info("http://g.test/done"), 1)); a["http://g.test/done"] != pb.AckMessage_OK {
+				t.Errorf("known item: %v", a)
+			}
+			fx.clk.Advance(time.Second)
+			if got := fx.get(&pb.GetParams{Key: "g.test", Item: inCrawl("")}); len(got) != 2 {
+				t.Errorf("served %v; want both URLs", got)
+			}
+		}},
 		{"ListNodes: this node", func(t *testing.T, fx *fixture) {
 			if n, err := fx.c.ListNodes(ctx, &pb.Empty{}); err != nil || !slices.Equal(n.GetValues(), []string{"127.0.0.1:7071"}) {
 				t.Errorf("ListNodes = %v, %v", n, err)
