@@ -226,6 +226,10 @@ func TestUpstreamBehaviours(t *testing.T) {
 					t.Errorf("%s: refetchable_from_date %d, want %d", tc.url, got, tc.refetch)
 				}
 			}
+			// Documented difference: a completed URL keeps its metadata.
+			if it, err := fx.status(upCompleted, upQueueMysite, upstreamCrawl); err != nil || !slices.Equal(k(it).GetInfo().GetMetadata()["meta1"].GetValues(), []string{"md2"}) {
+				t.Errorf("completed URL's metadata: %v, %v", it, err)
+			}
 			for _, key := range []string{upQueueMysite, "queue_3"} {
 				if _, err := fx.status("https://www.example3.com", key, upstreamCrawl); status.Code(err) != codes.NotFound {
 					t.Errorf("unknown URL in queue %s: %v, want NOT_FOUND", key, err)
