@@ -493,6 +493,11 @@ func (fc *frontierClient) put(ctx context.Context, file string) error {
 	if counts[pb.AckMessage_FAIL] > 0 {
 		return fmt.Errorf("%d items failed; put them again", counts[pb.AckMessage_FAIL])
 	}
+	// A service that ends the stream without acking every item may not
+	// have stored them.
+	if acked := counts[pb.AckMessage_OK] + counts[pb.AckMessage_SKIPPED]; acked < len(items) {
+		return fmt.Errorf("%d of %d items not acknowledged; put them again", len(items)-acked, len(items))
+	}
 	return nil
 }
 

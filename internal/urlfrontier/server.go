@@ -386,13 +386,16 @@ func toPBItem(e frontier.URLEntry) *pb.URLItem {
 	}
 }
 
+// listParams validates what ListURLs and CountURLs select.
 func listParams(key, crawlID string, filter *string, ignoreCase *bool) (frontier.ListParams, error) {
 	crawl, err := checkKey(key, crawlID, false)
 	if err != nil {
 		return frontier.ListParams{}, err
 	}
 	p := frontier.ListParams{CrawlID: crawl, Key: key}
-	if filter != nil {
+	// A blank filter filters nothing, as upstream (StringUtils.isNotBlank);
+	// as a substring it would match no URL.
+	if filter != nil && strings.TrimSpace(*filter) != "" {
 		p.Filter = *filter
 	}
 	if ignoreCase != nil {
