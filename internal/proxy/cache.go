@@ -74,9 +74,10 @@ func notModified(req, stored http.Header) bool {
 		return false
 	}
 	if ims := req.Get("If-Modified-Since"); ims != "" {
-		t, err := http.ParseTime(ims)
-		lm, err2 := http.ParseTime(stored.Get("Last-Modified"))
-		return err == nil && err2 == nil && !lm.After(t)
+		// An invalid date is ignored (§13.1.3), by the strict parser.
+		t, ok := httpcache.ParseHTTPDate(ims)
+		lm, ok2 := httpcache.ParseHTTPDate(stored.Get("Last-Modified"))
+		return ok && ok2 && !lm.After(t)
 	}
 	return false
 }

@@ -78,7 +78,7 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	if p.cache != nil && r.Method != http.MethodGet && r.Method != http.MethodHead && resp.StatusCode < 400 {
-		_ = p.cache.Invalidate(r.URL.String()) // RFC 9111 §4.4
+		p.invalidate(r.URL, resp.Header)
 	}
 	removeHopByHop(resp.Header)
 	src := p.sequentialBody(f, x)
@@ -115,8 +115,13 @@ func (p *Proxy) outRequest(ctx context.Context, r *http.Request, stale *httpcach
 			return io.NopCloser(rd), err
 		}
 	}
-	revalidating = stale != nil && !conditional(r.Header)
+	revalidating = stale != nil && (!conditional(r.Header) || replaceableConditions(r.Header, stale.Header))
 	if revalidating {
+		// The client's own If-None-Match / If-Modified-Since, if any, are
+		// answered from the validated entry (serveEntry), not by the
+		// origin: our validators replace them.
+		out.Header.Del("If-None-Match")
+		out.Header.Del("If-Modified-Since")
 		if etag := stale.Header.Get("ETag"); etag != "" {
 			out.Header.Set("If-None-Match", etag)
 		}
@@ -236,6 +241,55 @@ func (p *Proxy) relayResponse(w http.ResponseWriter, r *http.Request, f *fetch, 
 	}
 }
 
+// replaceableConditions reports whether a client's conditional request
+// may be sent as the validation of a stale entry with header stored
+// instead (RFC 9111 §4.3.2): its only conditions are If-None-Match and
+// If-Modified-Since, which serveEntry evaluates against the validated
+// entry, and the entry has a validator of its own. Otherwise the client's
+// request goes as it is, and its 304 is the client's.
+func replaceableConditions(req, stored http.Header) bool {
+	if req.Get("If-Match") != "" || req.Get("If-Unmodified-Since") != "" || req.Get("If-Range") != "" {
+		return false
+	}
+	return stored.Get("ETag") != "" || stored.Get("Last-Modified") != ""
+}
+
+// invalidate removes what a successful unsafe request has made outdated
+// (RFC 9111 §4.4): the stored responses for its URL, and for the URLs in
+// its response's Location and Content-Location when they are of the same
+// origin — never another origin's, or any site could empty the cache of
+// another by naming it.
+func (p *Proxy) invalidate(target *url.URL, h http.Header) {
+	_ = p.cache.Invalidate(target.String())
+	for _, k := range []string{"Location", "Content-Location"} {
+		v := h.Get(k)
+		if v == "" {
+			continue
+		}
+		u, err := target.Parse(v)
+		if err != nil || !sameOrigin(u, target) {
+			continue
+		}
+		u.Fragment, u.RawFragment = "", ""
+		_ = p.cache.Invalidate(u.String())
+	}
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (RFC 9110 §4.3.1), default ports included.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
 // conditional reports whether the client's own request is conditional;
 // its 304 then belongs to the client, not to our revalidation.
 func conditional(h http.Header) bool {
@@ -243,10 +297,13 @@ func conditional(h http.Header) bool {
 		h.Get("If-Match") != "" || h.Get("If-Unmodified-Since") != "" || h.Get("If-Range") != ""
 }
 
-// storableCandidate: a whole response, to a request without credentials
-// in its URL (user:password@ is Authorization in disguise, RFC 9111 §3.5).
+// storableCandidate: a whole response (not a 206, to a request without
+// Range), to a request without credentials in its URL (user:password@ is
+// Authorization in disguise, RFC 9111 §3.5). A Content-Range field on a
+// 200 has no meaning (RFC 9110 §14.4) and is stored like any other field
+// (RFC 9111 §3.1); refusing it left such responses uncached.
 func storableCandidate(r *http.Request, resp *http.Response) bool {
-	return resp.Header.Get("Content-Range") == "" && r.Header.Get("Range") == "" && r.URL.User == nil
+	return resp.StatusCode != http.StatusPartialContent && r.Header.Get("Range") == "" && r.URL.User == nil
 }
 
 // redactURL is u as the log, the trace and refusals show it: credentials
