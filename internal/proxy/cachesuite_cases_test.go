@@ -43,8 +43,8 @@ func stored(name string, resp []string, pause int, next csStep) csCase {
 // Cache-Control freshness (cc-freshness), s-maxage first in a shared cache.
 func freshnessCases() []csCase {
 	return []csCase{
-		stored("freshness-max-age", cc("max-age=3600"), 3, hit().seeing("Age", ">2")),
-		stored("freshness-max-age-stale", fields(cc("max-age=2")), 3, fromOrigin()),
+		stored("freshness-max-age", cc("max-age=3600"), 3, hit().seeing("Age", ">2", "Cache-Status", "courtesy; hit; ttl=3597")),
+		stored("freshness-max-age-stale", fields(cc("max-age=2")), 3, fromOrigin().seeing("Cache-Status", "courtesy; fwd=stale; fwd-status=200")),
 		stored("freshness-max-age-0", cc("max-age=0"), 0, fromOrigin()),
 		stored("freshness-max-age-age", fields(cc("max-age=3600"), []string{"Age", "7200"}), 0, fromOrigin()),
 		stored("freshness-max-age-0-expires", fields(cc("max-age=0"), []string{"Expires", "@3600"}), 0, fromOrigin()),
@@ -168,7 +168,8 @@ func responseDirectiveCases() []csCase {
 		stored("cc-resp-no-cache", fields(cc("max-age=10000, no-cache"), []string{"Expires", "@10000"}), 0, fromOrigin()),
 		stored("cc-resp-no-cache-case-insensitive", fields(cc("max-age=10000, No-CaChE"), []string{"Expires", "@10000"}), 0, fromOrigin()),
 		stored("cc-resp-no-cache-revalidate", fields(cc("no-cache"), etag), 0, revalidated(etag...)),
-		stored("cc-resp-no-cache-revalidate-fresh", fields(cc("max-age=10000, no-cache"), etag), 0, revalidated(etag...)),
+		stored("cc-resp-no-cache-revalidate-fresh", fields(cc("max-age=10000, no-cache"), etag), 0,
+			revalidated(etag...).seeing("Cache-Status", "courtesy; fwd=stale; fwd-status=304; ttl=10000")),
 		stored("cc-resp-must-revalidate-fresh", fields(cc("max-age=10000, must-revalidate"), etag), 0, hit()),
 		stored("cc-resp-must-revalidate-stale", fields(cc("max-age=2, must-revalidate"), etag), 3, revalidated(etag...)),
 		stored("status-200-must-understand", cc("max-age=3600, no-store, must-understand"), 0, hit()),
@@ -240,11 +241,15 @@ func requestDirectiveCases() []csCase {
 		stored("ccreq-max-stale-age", []string{"Cache-Control", "max-age=1500", "Age", "2000"}, 0, hit().with("Cache-Control", "max-stale=1000")),
 		stored("ccreq-min-fresh", cc("max-age=1500"), 0, fromOrigin().with("Cache-Control", "min-fresh=2000")),
 		stored("ccreq-min-fresh-age", []string{"Cache-Control", "max-age=1500", "Age", "1000"}, 0, fromOrigin().with("Cache-Control", "min-fresh=1000")),
-		stored("ccreq-no-cache", cc("max-age=3600"), 0, fromOrigin().with("Cache-Control", "no-cache")),
+		// Cache-Status says the request, not staleness, made the cache ask
+		// (RFC 9211 §2.2 fwd=request); it said fwd=stale.
+		stored("ccreq-no-cache", cc("max-age=3600"), 0,
+			fromOrigin().with("Cache-Control", "no-cache").seeing("Cache-Status", "courtesy; fwd=request; fwd-status=200")),
 		stored("ccreq-no-cache-lm", fields(cc("max-age=3600"), []string{"Last-Modified", "@-10000"}), 0,
 			revalidated().with("Cache-Control", "no-cache").originSees("If-Modified-Since", "@-10000")),
 		stored("ccreq-no-cache-etag", fields(cc("max-age=3600"), []string{"ETag", `"aiqy"`}), 0,
-			revalidated().with("Cache-Control", "no-cache").originSees("If-None-Match", `"aiqy"`)),
+			revalidated().with("Cache-Control", "no-cache").originSees("If-None-Match", `"aiqy"`).
+				seeing("Cache-Status", "courtesy; fwd=request; fwd-status=304; ttl=3600")),
 		// no-store in the request: neither this response is stored...
 		{name: "ccreq-no-store-not-stored", steps: []csStep{
 			get(fresh...).with("Cache-Control", "no-store"), fromOrigin(),

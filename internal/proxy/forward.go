@@ -149,8 +149,9 @@ func (p *Proxy) revalidated(ctx context.Context, w http.ResponseWriter, r *http.
 		p.log.Warn("cache freshen failed", "url", x.URL, "err", err)
 	}
 	x.Cache = "REVALIDATED"
+	fwd := p.fwdReason(f.stale)
 	f.done()
-	p.deliver(ctx, w, r, x, func() { p.serveEntry(w, r, x, e, "REVALIDATED", "revalidated") })
+	p.deliver(ctx, w, r, x, func() { p.serveEntry(w, r, x, e, "REVALIDATED", "revalidated", fwd) })
 }
 
 // sequentialBody is the body to relay. In sequential mode, with earlier
