@@ -83,6 +83,8 @@ func Storable(method string, reqHeader http.Header, reqCC Directives, status int
 		return false, "request no-store" // §5.2.1.5 binds even with the override
 	case respCC.Private:
 		return false, "response private" // §5.2.2.7: shared caches must not store
+	case respCC.Truncated:
+		return false, "response Cache-Control too long to read whole" // a private past the bound
 	case respCC.NoStore && p.DisableOverride:
 		return false, "response no-store"
 	case hasVaryStar(respHeader):

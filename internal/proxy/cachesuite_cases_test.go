@@ -3,6 +3,9 @@ package proxy
 import (
 	"net/http"
 	"strconv"
+	"strings"
+
+	"github.com/courtesy-crawler/courtesy/internal/httpcache"
 )
 
 // cacheSuite is the conformance table run by TestCacheSuite. Sections
@@ -157,6 +160,9 @@ func responseDirectiveCases() []csCase {
 	return []csCase{
 		stored("cc-resp-private-shared", cc("private, max-age=3600"), 0, fromOrigin()),
 		stored("cc-resp-private-qualified", cc(`private="Set-Cookie", max-age=3600`), 0, fromOrigin()),
+		// A private past the parser's bound (64 directives) was not read,
+		// and the response stored and shared.
+		stored("cc-resp-private-past-parse-bound", cc("max-age=3600, "+strings.Repeat("public, ", httpcache.MaxDirectives-1)+"private"), 0, fromOrigin()),
 		stored("cc-resp-no-store", cc("no-store"), 0, fromOrigin()),
 		stored("cc-resp-no-store-case-insensitive", cc("No-StOrE"), 0, fromOrigin()),
 		stored("cc-resp-no-store-fresh", fields(cc("max-age=10000, no-store"), []string{"Expires", "@10000"}), 0, fromOrigin()),
