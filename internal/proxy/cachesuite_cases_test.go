@@ -123,6 +123,7 @@ func expiresCases() []csCase {
 		stored("freshness-expires-old-date", []string{"Expires", "@300", "Date", "@400"}, 0, fromOrigin()),
 		exp("freshness-expires-invalid", "0", false),
 		stored("freshness-expires-invalid-date", []string{"Date", "foo", "Expires", "@10"}, 0, hit()),
+		stored("freshness-expires-no-date", []string{"Date", "-", "Expires", "@10"}, 0, hit()),
 		stored("freshness-expires-age-slow-date", []string{"Date", "@-10", "Expires", "@10", "Age", "25"}, 0, fromOrigin()),
 		stored("freshness-expires-age-fast-date", []string{"Date", "@10", "Expires", "@20", "Age", "15"}, 0, fromOrigin()),
 		exp("freshness-expires-32bit", "Tue, 19 Jan 2038 14:14:08 GMT", true),
