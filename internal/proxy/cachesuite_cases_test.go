@@ -161,6 +161,9 @@ func responseDirectiveCases() []csCase {
 	return []csCase{
 		stored("cc-resp-private-shared", cc("private, max-age=3600"), 0, fromOrigin()),
 		stored("cc-resp-private-qualified", cc(`private="Set-Cookie", max-age=3600`), 0, fromOrigin()),
+		stored("cc-resp-private-case-insensitive", cc("PRIVATE, max-age=3600"), 0, fromOrigin()),
+		stored("cc-resp-private-second-line", fields(cc("max-age=3600"), cc("private")), 0, fromOrigin()),
+		stored("cc-resp-private-s-maxage", cc("s-maxage=3600, public, private"), 0, fromOrigin()),
 		// A private past the parser's bound (64 directives) was not read,
 		// and the response stored and shared.
 		stored("cc-resp-private-past-parse-bound", cc("max-age=3600, "+strings.Repeat("public, ", httpcache.MaxDirectives-1)+"private"), 0, fromOrigin()),
