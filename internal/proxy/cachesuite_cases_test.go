@@ -155,7 +155,7 @@ func responseDirectiveCases() []csCase {
 	mustNotServeStale := func(name, directives string) csCase {
 		return csCase{name: name, steps: []csStep{
 			get(cc(directives)...).after(sec(3)),
-			{disconnect: true, want: csRefused, wantStatus: http.StatusBadGateway},
+			refused(http.StatusBadGateway).hangsUp(),
 		}}
 	}
 	return []csCase{

@@ -90,7 +90,6 @@ func (s csStep) hiding(names ...string) csStep {
 }
 func (s csStep) originSees(kv ...string) csStep { s.wantOrigin = append(s.wantOrigin, kv...); return s }
 func (s csStep) answering(code int) csStep      { s.wantStatus = code; return s }
-func (s csStep) validates() csStep              { s.notModified = true; return s }
 func (s csStep) hangsUp() csStep                { s.disconnect = true; return s }
 func (s csStep) withBody(b string) csStep       { s.body = b; return s }
 func (s csStep) onOther() csStep                { s.other = true; return s }
@@ -120,7 +119,7 @@ type csCase struct {
 	steps  []csStep
 }
 
-// csFromOrigin is the scripted origin: it answers every request with the
+// csServer is the scripted origin: it answers every request with the
 // current step and records what it received.
 type csServer struct {
 	clock *fakeclock.Clock
