@@ -445,6 +445,25 @@ func update304Cases() []csCase {
 			get("Cache-Control", "max-age=2", "ETag", `"v"`, "Content-Length", "10").withBody("0123456789").after(sec(3)),
 			revalidated("Cache-Control", "max-age=2", "ETag", `"v"`, "Content-Length", "36").seeing("Content-Length", "10"),
 		}},
+		// A 304 whose validator is not the stored one updates nothing
+		// (§4.3.4): the cache asks again, unconditionally, and stores the
+		// answer. Before, the old body was served (and kept) with the new
+		// ETag.
+		{name: "304-etag-mismatch-refetched", steps: []csStep{
+			get("Cache-Control", "max-age=2", "ETag", `"a"`).after(sec(3)),
+			{resp: []string{"Cache-Control", "max-age=3600", "ETag", `"b"`}, notModified: true, want: csFromOrigin, asked: 2, wantStatus: 200, wantHeader: []string{"ETag", `"b"`}},
+			hit().seeing("ETag", `"b"`),
+		}},
+		{name: "304-lm-mismatch-refetched", steps: []csStep{
+			get("Cache-Control", "max-age=2", "Last-Modified", "@-3000").after(sec(3)),
+			{resp: []string{"Cache-Control", "max-age=3600", "Last-Modified", "@-100"}, notModified: true, want: csFromOrigin, asked: 2, wantStatus: 200},
+			hit().seeing("Last-Modified", "@-100"),
+		}},
+		{name: "304-weak-etag-selects", steps: []csStep{
+			get("Cache-Control", "max-age=2", "ETag", `W/"a"`).after(sec(3)),
+			revalidated("Cache-Control", "max-age=3600", "ETag", `W/"a"`),
+			hit(),
+		}},
 		{name: "304-update-date-and-age", steps: []csStep{
 			get("Cache-Control", "max-age=2", "ETag", `"v"`).after(sec(3)),
 			revalidated("Cache-Control", "max-age=100", "ETag", `"v"`).seeing("Date", "@0", "Age", "0").after(sec(50)),

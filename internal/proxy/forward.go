@@ -56,27 +56,52 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		defer cancel()
 		out = out.WithContext(ctx)
 	}
-	f.sent = p.now()
-	if pooled {
-		f.resp, err = p.origin.RoundTrip(out, rc.UpstreamTimeout)
-	} else {
-		f.resp, err = p.transport.RoundTrip(out)
+	roundTrip := func(out *http.Request) error {
+		var err error
+		f.sent = p.now()
+		if pooled {
+			f.resp, err = p.origin.RoundTrip(out, rc.UpstreamTimeout)
+		} else {
+			f.resp, err = p.transport.RoundTrip(out)
+		}
+		f.received = p.now()
+		x.UpstreamMs += f.received.Sub(f.sent).Milliseconds()
+		if err != nil {
+			return err
+		}
+		p.m.upstream.Observe(f.received.Sub(f.sent).Seconds())
+		f.outcome = politeness.Outcome{Status: f.resp.StatusCode, RetryAfter: politeness.RetryAfter(f.resp.Header, f.received)}
+		return nil
 	}
-	f.received = p.now()
-	x.UpstreamMs = f.received.Sub(f.sent).Milliseconds()
-	if err != nil {
+	if err := roundTrip(out); err != nil {
 		fail(err)
 		return
 	}
-	resp := f.resp
-	defer resp.Body.Close()
-	p.m.upstream.Observe(f.received.Sub(f.sent).Seconds())
-	f.outcome = politeness.Outcome{Status: resp.StatusCode, RetryAfter: politeness.RetryAfter(resp.Header, f.received)}
-
-	if revalidating && resp.StatusCode == http.StatusNotModified {
-		p.revalidated(ctx, w, r, f, x)
-		return
+	defer func() {
+		if f.resp != nil {
+			f.resp.Body.Close() // the last response (see below)
+		}
+	}()
+	if revalidating && f.resp.StatusCode == http.StatusNotModified {
+		if selects(f.resp.Header, stale.Header) {
+			p.revalidated(ctx, w, r, f, x)
+			return
+		}
+		// RFC 9111 §4.3.4: a 304 whose validator is not the stored
+		// response's updates nothing (served, it would pair the old
+		// body with the new validator). Ask once more, as the client
+		// asked, within the same permit; the answer replaces the entry.
+		_, _ = io.Copy(io.Discard, io.LimitReader(f.resp.Body, 64<<10))
+		f.resp.Body.Close()
+		if out, _, err = p.outRequest(ctx, r, nil, x); err == nil {
+			err = roundTrip(out)
+		}
+		if err != nil {
+			fail(err)
+			return
+		}
 	}
+	resp := f.resp
 	if p.cache != nil && r.Method != http.MethodGet && r.Method != http.MethodHead && resp.StatusCode < 400 {
 		p.invalidate(r.URL, resp.Header)
 	}
@@ -240,6 +265,29 @@ func (p *Proxy) relayResponse(w http.ResponseWriter, r *http.Request, f *fetch, 
 		}
 		release()
 	}
+}
+
+// selects reports whether a 304 to the cache's validation, with header
+// h304, selects the stored response with header stored for update (RFC
+// 9111 §4.3.4): its entity tag, if it has one, is the stored one (strong
+// with strong, else weakly equal); without one, its Last-Modified, if
+// any, is the stored one. A 304 with neither answers the validators sent.
+func selects(h304, stored http.Header) bool {
+	if et := h304.Get("ETag"); et != "" {
+		have := stored.Get("ETag")
+		if !strings.HasPrefix(et, "W/") && !strings.HasPrefix(have, "W/") {
+			return et == have
+		}
+		return have != "" && strings.TrimPrefix(et, "W/") == strings.TrimPrefix(have, "W/")
+	}
+	if lm := h304.Get("Last-Modified"); lm != "" {
+		if have := stored.Get("Last-Modified"); have != "" {
+			t1, ok1 := httpcache.ParseHTTPDate(lm)
+			t2, ok2 := httpcache.ParseHTTPDate(have)
+			return ok1 && ok2 && t1.Equal(t2)
+		}
+	}
+	return true
 }
 
 // replaceableConditions reports whether a client's conditional request
