@@ -57,6 +57,9 @@ func freshnessCases() []csCase {
 		stored("freshness-max-age-extension", cc("foobar, max-age=3600"), 0, hit()),
 		stored("freshness-max-age-case-insenstive", cc("MaX-aGe=3600"), 0, hit()),
 		stored("freshness-max-age-max-plus", cc("max-age=99999999999"), 0, hit()),
+		stored("freshness-max-age-max-minus-1", cc("max-age=2147483647"), 0, hit()),
+		stored("freshness-max-age-max", cc("max-age=2147483648"), 0, hit()),
+		stored("freshness-max-age-max-plus-1", cc("max-age=2147483649"), 0, hit()),
 		stored("freshness-s-maxage-shared", cc("s-maxage=3600"), 0, hit()),
 		stored("freshness-max-age-s-maxage-shared-longer", cc("max-age=3600, s-maxage=1"), 2, fromOrigin()),
 		stored("freshness-max-age-s-maxage-shared-longer-reversed", cc("s-maxage=1, max-age=3600"), 2, fromOrigin()),
@@ -90,6 +93,15 @@ func parseCases() []csCase {
 		stored("freshness-max-age-single-quoted", cc("max-age='3600'"), 0, fromOrigin()),
 		stored("freshness-max-age-two-fresh-stale-sameline", cc("max-age=1800, max-age=1"), 2, hit()),
 		stored("freshness-max-age-two-fresh-stale-sepline", fields(cc("max-age=1800"), cc("max-age=1")), 2, hit()),
+		// The first occurrence counts (§4.2.1 allows it, or staleness).
+		stored("freshness-max-age-two-stale-fresh-sameline", cc("max-age=1, max-age=1800"), 2, fromOrigin()),
+		stored("freshness-max-age-two-stale-fresh-sepline", fields(cc("max-age=1"), cc("max-age=1800")), 2, fromOrigin()),
+		stored("freshness-max-age-quoted", cc(`max-age="3600"`), 0, hit()),
+		// Whitespace around "=" is tolerated (docs/proxy.md).
+		stored("freshness-max-age-space-before-equals", cc("max-age =3600"), 0, hit()),
+		stored("freshness-max-age-space-after-equals", cc("max-age= 3600"), 0, hit()),
+		stored("freshness-max-age-decimal-zero", cc("max-age=3600.0"), 0, fromOrigin()),
+		stored("freshness-max-age-a100", cc("max-age=a3600"), 0, fromOrigin()),
 		age("age-parse-nonnumeric", true, "abc"),
 		age("age-parse-negative", true, "-7200"),
 		age("age-parse-float", true, "7200.0"),
@@ -175,6 +187,11 @@ func responseDirectiveCases() []csCase {
 			get("Cache-Control", "no-store", "A", "2").with("Cache-Control", "no-cache").expect(csFromOrigin),
 			hit().seeing("A", "1"),
 		}},
+		{name: "cc-resp-no-store-old-max-age", steps: []csStep{
+			get("Cache-Control", "max-age=10000", "A", "1"),
+			get("Cache-Control", "no-store, max-age=0", "A", "2").with("Cache-Control", "no-cache").expect(csFromOrigin),
+			hit().seeing("A", "1"),
+		}},
 		stored("cc-resp-no-cache", fields(cc("max-age=10000, no-cache"), []string{"Expires", "@10000"}), 0, fromOrigin()),
 		stored("cc-resp-no-cache-case-insensitive", fields(cc("max-age=10000, No-CaChE"), []string{"Expires", "@10000"}), 0, fromOrigin()),
 		stored("cc-resp-no-cache-revalidate", fields(cc("no-cache"), etag), 0, revalidated(etag...)),
@@ -217,6 +234,12 @@ func heuristicCases() []csCase {
 	}
 	return append(cs,
 		stored("heuristic-delta-600", []string{"Last-Modified", "@-600"}, 30, hit()),
+		stored("heuristic-delta-86400", []string{"Last-Modified", "@-86400"}, 3, hit()),
+		// Statuses the cache does not know are not stored, even public
+		// (docs/proxy.md).
+		csCase{name: "heuristic-599-cached", steps: []csStep{
+			get("Last-Modified", "@-86400", "Cache-Control", "public").code(599), fromOrigin().code(599),
+		}},
 		stored("heuristic-10-percent", []string{"Last-Modified", "@-600"}, 61, fromOrigin()),
 		stored("heuristic-future-last-modified", []string{"Last-Modified", "@600"}, 0, fromOrigin()),
 	)
@@ -231,13 +254,21 @@ func statusCases() []csCase {
 			get(cc("max-age=100000")...).code(st), hit().answering(st),
 		}})
 	}
-	for _, st := range []int{200, 203, 204, 301, 302, 303, 307, 308, 400, 404, 410, 499, 500, 502, 503, 504, 599} {
+	for _, st := range []int{200, 203, 204, 299, 301, 302, 303, 307, 308, 400, 404, 410, 499, 500, 502, 503, 504, 599} {
 		cs = append(cs, csCase{name: "status-" + strconv.Itoa(st) + "-stale", steps: []csStep{
 			get("Expires", "@-5000").code(st), fromOrigin().code(st),
 		}})
 	}
+	for _, st := range []int{299, 499, 599} {
+		cs = append(cs, csCase{name: "status-" + strconv.Itoa(st) + "-fresh", steps: []csStep{
+			get(cc("max-age=100000")...).code(st), fromOrigin().code(st),
+		}})
+	}
 	return cs
 }
+
+// th marks a case to run with the thesis override on.
+func th(c csCase) csCase { c.name = "thesis-" + c.name; c.thesis = true; return c }
 
 // Request directives (cc-request, pragma).
 func requestDirectiveCases() []csCase {
@@ -271,6 +302,16 @@ func requestDirectiveCases() []csCase {
 		stored("pragma-request-no-cache", fresh, 0, fromOrigin().with("Pragma", "no-cache")),
 		stored("pragma-request-extension", fresh, 0, hit().with("Pragma", "unrecognised-extension")),
 		stored("pragma-response-no-cache", fields(cc("max-age=3600"), []string{"Pragma", "no-cache"}), 0, hit()),
+		// Go's net/http reads a response's Pragma: no-cache without
+		// Cache-Control as Cache-Control: no-cache (and the client sees
+		// that field): validated, not heuristically fresh (docs/proxy.md).
+		stored("pragma-response-no-cache-heuristic", []string{"Last-Modified", "@-10000", "Pragma", "no-cache"}, 0,
+			fromOrigin("Pragma", "no-cache").seeing("Cache-Control", "no-cache", "Cache-Status", "courtesy; fwd=stale; fwd-status=200")),
+		th(stored("pragma-response-no-cache-overridden", []string{"Pragma", "no-cache"}, 0, hit())),
+		stored("pragma-response-extension", fields(cc("max-age=3600"), []string{"Pragma", "unrecognised-extension"}), 0, hit()),
+		// ...nor does it stop a stored response being served (§5.2.1.5
+		// forbids storing only).
+		stored("ccreq-no-store", fresh, 0, hit().with("Cache-Control", "no-store")),
 	}
 }
 
@@ -314,6 +355,7 @@ func varyCases() []csCase {
 			hit().with("Foo", "2"),
 		}},
 		star("vary-star", "*"),
+		star("vary-syntax-star", "*"),
 		star("vary-syntax-star-star", "*, *"),
 		star("vary-syntax-star-star-lines", "*", "*"),
 		star("vary-syntax-empty-star", ", *"),
@@ -342,6 +384,11 @@ func conditionalCases() []csCase {
 		stored("conditional-etag-no-match", fresh("ETag", etag, "Last-Modified", "@-5000"), 0,
 			hit().with("If-None-Match", `"other"`, "If-Modified-Since", "@0").answering(200)),
 		stored("conditional-etag-weak-respond", fresh("ETag", `W/"abcdef"`), 0, hit().with("If-None-Match", `W/"abcdef"`).answering(304)),
+		stored("conditional-etag-strong-respond-multiple-first", fresh("ETag", etag), 0, hit().with("If-None-Match", `"abcdef", "1234", "5678"`).answering(304)),
+		stored("conditional-etag-weak-respond-lowercase", fresh("ETag", `w/"abcdef"`), 0, hit().with("If-None-Match", `w/"abcdef"`).answering(304)),
+		stored("conditional-lm-fresh-rfc850", fresh("Last-Modified", "Sunday, 22-Nov-26 11:00:00 GMT"), 0,
+			hit().with("If-Modified-Since", "Sunday, 22-Nov-26 11:00:00 GMT").answering(304)),
+		{name: "conditional-etag-forward", steps: []csStep{fromOrigin().with("If-None-Match", etag).originSees("If-None-Match", etag)}},
 		stored("conditional-etag-strong-respond-multiple-second", fresh("ETag", etag), 0, hit().with("If-None-Match", `"1234", "abcdef", "5678"`).answering(304)),
 		stored("conditional-etag-strong-respond-multiple-last", fresh("ETag", etag), 0, hit().with("If-None-Match", `"1234", "5678", "abcdef"`).answering(304)),
 		{name: "conditional-etag-vary-headers", steps: []csStep{
@@ -436,6 +483,11 @@ func update304Cases() []csCase {
 		update("X-Content-Foo"),
 		update("Content-Security-Policy"),
 		update("X-Frame-Options"),
+		update("X-XSS-Protection"),
+		update("Content-Location"),
+		update("Content-MD5"),
+		update("Clear-Site-Data"),
+		update("Public-Key-Pins"),
 		{name: "304-etag-update-response-Cache-Control", steps: []csStep{
 			get("Cache-Control", "max-age=1", "ETag", `"v"`).after(sec(2)),
 			revalidated("Cache-Control", "max-age=3600", "ETag", `"v"`).seeing("Cache-Control", "max-age=3600").after(sec(10)),
@@ -561,6 +613,15 @@ func otherCases() []csCase {
 		stored("other-date-update", fresh, 3, hit().seeing("Date", "@-3")),
 		stored("other-date-update-expires", []string{"Expires", "@2592000"}, 3, hit().seeing("Date", "@-3", "Expires", "@2591997")),
 		{name: "query-args-different", steps: []csStep{get(fresh...).at("?test=a"), fromOrigin().at("?test=b"), hit().at("?test=a")}},
+		stored("other-heuristic-content-disposition-attachment", []string{"Last-Modified", "@-100000", "Content-Disposition", "attachment; filename=example.txt"}, 0, hit()),
+		{name: "query-args-same", steps: []csStep{get(fresh...).at("?test=a"), hit().at("?test=a")}},
+		// A request with a cookie is answered from a variant stored for
+		// the same cookie only (docs/proxy.md), and Set-Cookie is never
+		// stored.
+		stored("other-cookie", fresh, 0, fromOrigin().with("Cookie", "a=b")),
+		stored("other-set-cookie", fields(fresh, []string{"Set-Cookie", "a=b"}), 0, fromOrigin()),
+		// Nothing stale is served on an origin's 5xx (docs/proxy.md).
+		{name: "stale-503", steps: []csStep{get(cc("max-age=2")...).after(sec(3)), fromOrigin().code(503)}},
 		stored("other-fresh-content-disposition-attachment", fields(fresh, []string{"Content-Disposition", "attachment; filename=example.txt"}), 0, hit()),
 		{name: "interim-not-cached", steps: []csStep{get(fresh...).earlyHints(), hit().answering(200)}},
 		// A 304 that makes the stored response private ends its sharing:
@@ -581,7 +642,6 @@ func otherCases() []csCase {
 // The thesis override (docs/httpcache.md), the proxy's default: no-store
 // and no-cache responses are kept for a day, except those tied to a user.
 func thesisCases() []csCase {
-	th := func(c csCase) csCase { c.name = "thesis-" + c.name; c.thesis = true; return c }
 	return []csCase{
 		th(stored("no-store-kept", cc("no-store"), 0, hit())),
 		th(stored("no-cache-kept", cc("no-cache"), 0, hit())),
