@@ -114,8 +114,10 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 
 // outRequest is the request forwarded to the origin: a shallow copy of r
 // with its own header (one pass: outHeader), the body read before
-// admission, and the validators of a stale entry unless the client's
-// request is conditional itself; revalidating says it is our validation.
+// admission, and the validators of a stale entry (in place of the
+// client's own If-None-Match / If-Modified-Since, unless it has other
+// preconditions: replaceableConditions); revalidating says it is our
+// validation.
 func (p *Proxy) outRequest(ctx context.Context, r *http.Request, stale *httpcache.Entry, x *exchange) (out *http.Request, revalidating bool, err error) {
 	out = r.WithContext(ctx) // URL and the rest are only read
 	out.RequestURI, out.Host, out.Close = "", "", false
