@@ -380,6 +380,28 @@ func TestCacheFreshenKeepsSetCookieOut(t *testing.T) {
 	}
 }
 
+// TestCacheFreshenDropsUnshareable: a 304 that makes the stored response
+// private (or no-store, or Vary: *) answers the validating client, and the
+// response is no longer stored: before, the next client got a hit on a
+// response the origin had marked private.
+func TestCacheFreshenDropsUnshareable(t *testing.T) {
+	t.Parallel()
+	for _, cc := range []string{"private, max-age=100", "no-store, max-age=100"} {
+		c, _ := openCache(t, Options{Policy: Policy{DisableOverride: true}})
+		u := "http://example.org/p"
+		mustStore(t, c, get(u), 200, hdr("Cache-Control", "max-age=10", "ETag", `"v1"`), "body", t0)
+		later := t0.Add(time.Minute)
+		res := c.Lookup(get(u), later)
+		e, err := c.Freshen(res.Entry, hdr("Cache-Control", cc, "ETag", `"v1"`), later, later)
+		if err != nil || e == nil || string(e.Body) != "body" {
+			t.Fatalf("%s: Freshen = %v, %v; want the entry for the validating client", cc, e, err)
+		}
+		if next := c.Lookup(get(u), later.Add(time.Second)); next.Action != Miss {
+			t.Errorf("%s: the next client: %v, want a miss", cc, next.Action)
+		}
+	}
+}
+
 func TestCacheStoreRefusals(t *testing.T) {
 	t.Parallel()
 	c, _ := openCache(t, Options{MaxEntryBytes: 10})

@@ -47,6 +47,10 @@ type Directives struct {
 	// value that is not a delta-seconds: §4.2.1 encourages treating such a
 	// response as stale.
 	Invalid bool
+	// Truncated is set when the field went past MaxControlBytes or
+	// MaxDirectives: a private or no-store beyond the bound was not read,
+	// so a shared cache must not store the response (Storable).
+	Truncated bool
 }
 
 // ParseCacheControl parses the Cache-Control field lines of h. It never
@@ -63,10 +67,12 @@ func ParseCacheControlValues(values []string) Directives {
 	budget := MaxControlBytes
 	count := 0
 	for _, v := range values {
-		if budget <= 0 {
-			break
+		if budget <= 0 || count >= MaxDirectives {
+			d.Truncated = d.Truncated || strings.Trim(v, " \t,") != ""
+			continue
 		}
 		if len(v) > budget {
+			d.Truncated = d.Truncated || strings.Trim(v[budget:], " \t,") != ""
 			v = v[:budget]
 		}
 		budget -= len(v)
@@ -80,6 +86,7 @@ func ParseCacheControlValues(values []string) Directives {
 			count++
 			d.apply(strings.ToLower(name), val, hasVal)
 		}
+		d.Truncated = d.Truncated || strings.Trim(v, " \t,") != ""
 	}
 	return d
 }

@@ -56,6 +56,20 @@ func TestParseCacheControlBounds(t *testing.T) {
 	if d := ParseCacheControlValues([]string{long}); d.NoStore {
 		t.Error("directive past MaxControlBytes was parsed")
 	}
+	// What was not read may have said private: such a response is not
+	// stored (before, it was stored and shared).
+	for _, v := range [][]string{{many}, {long}, {strings.Repeat("public, ", MaxDirectives), "private"}} {
+		d := ParseCacheControlValues(v)
+		if !d.Truncated {
+			t.Errorf("%.40q...: not marked truncated", v)
+		}
+		if ok, _ := Storable("GET", http.Header{}, Directives{}, 200, http.Header{}, d, Policy{}); ok {
+			t.Errorf("%.40q...: storable", v)
+		}
+	}
+	if d := ParseCacheControlValues([]string{strings.Repeat("public, ", MaxDirectives)}); d.Truncated {
+		t.Error("exactly MaxDirectives directives marked truncated")
+	}
 	h := http.Header{}
 	h.Add("Cache-Control", "max-age=7")
 	if d := ParseCacheControl(h); d.MaxAge != 7 {
@@ -80,7 +94,7 @@ func FuzzCacheControl(f *testing.F) {
 			}
 		}
 		again := ParseCacheControlValues([]string{d.String()})
-		d.Invalid = false
+		d.Invalid, d.Truncated = false, false
 		if again != d {
 			t.Fatalf("round trip of %q: %+v then %+v", s, d, again)
 		}

@@ -45,7 +45,7 @@ func (e *Entry) Age(now time.Time) time.Duration {
 }
 
 // derive fills the fields computed from Header under p.
-func (e *Entry) derive(p Policy) { e.deriveWith(p, ParseCacheControl(e.Header)) }
+func (e *Entry) derive(p Policy) { e.deriveWith(p, ParseCacheControl(e.Header).forStatus(e.Status)) }
 
 // deriveWith is derive with the response Cache-Control already parsed
 // (Store has parsed it to decide storability).

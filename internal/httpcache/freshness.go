@@ -71,6 +71,7 @@ func understoodStatus(status int) bool {
 // request with method and header reqHeader (RFC 9111 §3), and if not, why.
 // reqCC and respCC are the parsed Cache-Control fields.
 func Storable(method string, reqHeader http.Header, reqCC Directives, status int, respHeader http.Header, respCC Directives, p Policy) (bool, string) {
+	respCC = respCC.forStatus(status)
 	switch {
 	case method != http.MethodGet:
 		return false, "method " + method + " is not cached"
@@ -82,6 +83,8 @@ func Storable(method string, reqHeader http.Header, reqCC Directives, status int
 		return false, "request no-store" // §5.2.1.5 binds even with the override
 	case respCC.Private:
 		return false, "response private" // §5.2.2.7: shared caches must not store
+	case respCC.Truncated:
+		return false, "response Cache-Control too long to read whole" // a private past the bound
 	case respCC.NoStore && p.DisableOverride:
 		return false, "response no-store"
 	case hasVaryStar(respHeader):
@@ -109,6 +112,18 @@ func Storable(method string, reqHeader http.Header, reqCC Directives, status int
 	return false, "no explicit expiration and status " + strconv.Itoa(status) + " is not heuristically cacheable"
 }
 
+// forStatus is d as it applies to a response with status: a cache that
+// understands the status ignores no-store when must-understand is present
+// (RFC 9111 §5.2.2.3: the origin sends "no-store, must-understand" so that
+// caches that do not know the status code never store the response).
+// Storable refuses statuses it does not understand.
+func (d Directives) forStatus(status int) Directives {
+	if d.MustUnderstand && d.NoStore && understoodStatus(status) {
+		d.NoStore = false
+	}
+	return d
+}
+
 func hasVaryStar(h http.Header) bool {
 	for _, v := range h.Values("Vary") {
 		for f := range strings.SplitSeq(v, ",") {
@@ -131,6 +146,7 @@ func Overridden(cc Directives, p Policy) bool {
 // else a heuristic (§4.2.2). responseTime stands in for a missing Date.
 // Invalid freshness information gives 0 (stale).
 func Lifetime(status int, h http.Header, cc Directives, responseTime time.Time, p Policy) time.Duration {
+	cc = cc.forStatus(status)
 	if Overridden(cc, p) {
 		return p.overrideLifetime()
 	}
@@ -147,8 +163,8 @@ func Lifetime(status int, h http.Header, cc Directives, responseTime time.Time, 
 	if exp := h.Values("Expires"); len(exp) > 0 {
 		// §5.3: an invalid date, especially "0", is in the past; two
 		// Expires lines are treated as stale too (§4.2.1).
-		t, err := http.ParseTime(exp[0])
-		if err != nil || len(exp) > 1 {
+		t, ok := ParseHTTPDate(exp[0])
+		if !ok || len(exp) > 1 {
 			return 0
 		}
 		if d := t.Sub(date); d > 0 {
@@ -160,7 +176,7 @@ func Lifetime(status int, h http.Header, cc Directives, responseTime time.Time, 
 		return 0
 	}
 	if lm := h.Get("Last-Modified"); lm != "" && p.HeuristicFraction >= 0 {
-		if t, err := http.ParseTime(lm); err == nil && t.Before(date) {
+		if t, ok := ParseHTTPDate(lm); ok && t.Before(date) {
 			frac := p.HeuristicFraction
 			if frac == 0 {
 				frac = 0.1
@@ -178,21 +194,26 @@ func InitialAge(h http.Header, requestTime, responseTime time.Time) time.Duratio
 	date := headerTime(h, "Date", responseTime)
 	apparent := max(0, responseTime.Sub(date))
 	var ageValue time.Duration
-	if n, ok := parseDelta(strings.TrimSpace(h.Get("Age"))); ok {
+	if n, ok := ageField(h); ok {
 		ageValue = time.Duration(n) * time.Second
 	}
 	delay := max(0, responseTime.Sub(requestTime))
 	return max(apparent, ageValue+delay)
 }
 
+// ageField is the Age of a response in seconds (RFC 9111 §5.1): the first
+// value of the first field line. Age is a single delta-seconds, but an
+// "Age: 7200, 0" (two values joined by a proxy on the way) is read as
+// 7200, not ignored: ignoring it made a response two hours old fresh.
+// Invalid values (negative, fractional, not a number) are ignored.
+func ageField(h http.Header) (int64, bool) {
+	v, _, _ := strings.Cut(h.Get("Age"), ",")
+	return parseDelta(strings.TrimSpace(v))
+}
+
 func headerTime(h http.Header, name string, def time.Time) time.Time {
-	if v := h.Get(name); v != "" {
-		if t, ok := parseIMFFixdate(v); ok {
-			return t
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return t
-		}
+	if t, ok := ParseHTTPDate(h.Get(name)); ok {
+		return t
 	}
 	return def
 }
@@ -201,7 +222,7 @@ func headerTime(h http.Header, name string, def time.Time) time.Time {
 // §5.6.7: "Sun, 06 Nov 1994 08:49:37 GMT"), which nearly every server sends,
 // without time.Parse's layout interpretation (that was a visible share of a
 // cache store). Anything else, or anything odd, gives false and is left to
-// http.ParseTime, so the result never differs from it.
+// the rest of ParseHTTPDate; what it accepts, http.ParseTime accepts too.
 func parseIMFFixdate(v string) (time.Time, bool) {
 	if len(v) != 29 || v[3] != ',' || v[4] != ' ' || v[7] != ' ' || v[11] != ' ' || v[16] != ' ' ||
 		v[19] != ':' || v[22] != ':' || v[25:] != " GMT" {
@@ -295,8 +316,11 @@ func Decide(reqCC Directives, pragmaNoCache bool, respCC Directives, overridden 
 	if respCC.NoCache && !overridden {
 		return validate() // §5.2.2.4
 	}
-	if reqCC.MaxAge >= 0 && age > time.Duration(reqCC.MaxAge)*time.Second {
-		return validate() // §5.2.1.1
+	if reqCC.MaxAge == 0 || (reqCC.MaxAge > 0 && age > time.Duration(reqCC.MaxAge)*time.Second) {
+		// §5.2.1.1. max-age=0 is what a reload sends (browsers, curl -H):
+		// it always validates, even an entry stored this very second,
+		// whose age rounds to 0.
+		return validate()
 	}
 	if reqCC.MinFresh >= 0 && lifetime-age < time.Duration(reqCC.MinFresh)*time.Second {
 		return validate() // §5.2.1.3

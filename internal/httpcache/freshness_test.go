@@ -2,6 +2,7 @@ package httpcache
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,6 +46,13 @@ func TestLifetime(t *testing.T) {
 		{"override: no-cache fresh for a day (the polite-proxy thesis §4.6)", 200, hdr("Cache-Control", "no-cache, max-age=0"), Policy{}, 24 * time.Hour},
 		{"override: no-store with custom lifetime", 200, hdr("Cache-Control", "no-store"), Policy{OverrideLifetime: time.Hour}, time.Hour},
 		{"override off: no-cache max-age=0", 200, hdr("Cache-Control", "no-cache, max-age=0"), strict, 0},
+		{"override: no-store must-understand is not overridden", 200, hdr("Cache-Control", "max-age=60, no-store, must-understand"), Policy{}, time.Minute},
+		// http.ParseTime took these (runs of spaces, a 1-digit hour): a
+		// far-future Expires instead of an invalid one, i.e. expired.
+		{"Expires with double spaces is invalid", 200, hdr("Date", httpDate(t0), "Expires", "Thu, 18  Aug  2050 02:01:18 GMT"), strict, 0},
+		{"Expires with 1-digit hour is invalid", 200, hdr("Date", httpDate(t0), "Expires", "Thu, 18 Aug 2050 2:01:18 GMT"), strict, 0},
+		{"Expires in RFC 850 form", 200, hdr("Date", "Sunday, 22-Nov-26 10:00:00 GMT", "Expires", "Sunday, 22-Nov-26 11:00:00 GMT"), strict, time.Hour},
+		{"Expires in asctime form", 200, hdr("Date", httpDate(t0), "Expires", "Sun Nov 22 11:00:00 2026"), strict, time.Hour},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +79,13 @@ func TestInitialAge(t *testing.T) {
 		{"apparent age from an old Date", hdr("Date", httpDate(t0.Add(-time.Minute))), t0, t0, time.Minute},
 		{"Date in the future is not negative", hdr("Date", httpDate(t0.Add(time.Hour))), t0, t0, 0},
 		{"bad Age ignored", hdr("Age", "-3"), t0, t0, 0},
+		{"fractional Age ignored", hdr("Age", "7200.0"), t0, t0, 0},
+		// An Age list is read by its first value: "7200, 0" was ignored
+		// as a whole, and a two-hour-old response served as fresh.
+		{"Age list: first value", hdr("Age", "7200, 0"), t0, t0, 7200 * time.Second},
+		{"Age list: first value 0", hdr("Age", "0, 7200"), t0, t0, 0},
+		{"two Age lines: the first", hdr("Age", "7200", "Age", "0"), t0, t0, 7200 * time.Second},
+		{"Age past 2^31 capped", hdr("Age", "99999999999"), t0, t0, MaxDelta * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +119,8 @@ func TestDecide(t *testing.T) {
 		{"request max-age too young (§5.2.1.1)", "max-age=10", "", false, false, time.Hour, 20 * time.Second, Stale},
 		{"request max-age satisfied", "max-age=30", "", false, false, time.Hour, 20 * time.Second, Fresh},
 		{"request max-age=0", "max-age=0", "", false, false, time.Hour, time.Second, Stale},
+		{"request max-age=0 at age 0 validates too", "max-age=0", "", false, false, time.Hour, 0, Stale},
+		{"request max-age=1 at age 1 is satisfied", "max-age=1", "", false, false, time.Hour, time.Second, Fresh},
 		{"min-fresh not met (§5.2.1.3)", "min-fresh=600", "", false, false, time.Hour, 55 * time.Minute, Stale},
 		{"min-fresh met", "min-fresh=60", "", false, false, time.Hour, 55 * time.Minute, Fresh},
 		{"max-stale any (§5.2.1.2)", "max-stale", "", false, false, time.Minute, time.Hour, Fresh},
@@ -157,6 +174,11 @@ func TestStorable(t *testing.T) {
 		{"500 without expiry", "GET", hdr(), 500, hdr(), Policy{}, false},
 		{"500 public", "GET", hdr(), 500, hdr("Cache-Control", "public"), Policy{}, true},
 		{"999 unknown status", "GET", hdr(), 999, hdr("Cache-Control", "max-age=60"), Policy{}, false},
+		// must-understand (§5.2.2.3): no-store is for caches that do not
+		// know the status.
+		{"must-understand known status", "GET", hdr(), 200, hdr("Cache-Control", "max-age=60, no-store, must-understand"), Policy{DisableOverride: true}, true},
+		{"must-understand unknown status", "GET", hdr(), 599, hdr("Cache-Control", "max-age=60, no-store, must-understand"), Policy{DisableOverride: true}, false},
+		{"must-understand without no-store, unknown status", "GET", hdr(), 599, hdr("Cache-Control", "max-age=60, must-understand"), Policy{}, false},
 		// The override never carries one user's page to another.
 		{"override: no-store with Cookie", "GET", hdr("Cookie", "session=alice"), 200, hdr("Cache-Control", "no-store"), Policy{}, false},
 		{"override: no-cache with Cookie", "GET", hdr("Cookie", "session=alice"), 200, hdr("Cache-Control", "no-cache"), Policy{}, false},
@@ -245,6 +267,63 @@ func FuzzParseIMFFixdate(f *testing.F) {
 		want, err := http.ParseTime(s)
 		if err != nil || !got.Equal(want) {
 			t.Fatalf("parseIMFFixdate(%q) = %v; http.ParseTime = %v, %v", s, got, want, err)
+		}
+	})
+}
+
+func TestParseHTTPDate(t *testing.T) {
+	t.Parallel()
+	want := time.Date(1994, 11, 6, 8, 49, 37, 0, time.UTC)
+	tests := []struct {
+		in string
+		ok bool
+	}{
+		{"Sun, 06 Nov 1994 08:49:37 GMT", true},
+		{"Sunday, 06-Nov-94 08:49:37 GMT", true},
+		{"Sun Nov  6 08:49:37 1994", true},
+		{"Sun Nov 06 08:49:37 1994", true},
+		{"SUN, 06 NOV 1994 08:49:37 gmt", true},
+		{"sunday, 06-nov-94 08:49:37 GMT", true},
+		{"Sun, 06 Nov 1994 08:49:37 UTC", false},
+		{"Sun, 06 Nov 94 08:49:37 GMT", false},
+		{"Sun 06 Nov 1994 08:49:37 GMT", false},
+		{"Sun, 06  Nov  1994 08:49:37 GMT", false},
+		{"Sun, 06-Nov-1994 08:49:37 GMT", false},
+		{"Sun, 06 Nov 1994 08.49.37 GMT", false},
+		{"Sun, 06 Nov 1994 8:49:37 GMT", false},
+		{"Sunday, 06-Nov-94 8:49:37 GMT", false},
+		{"Sun Nov  6 8:49:37 1994", false},
+		{"Sun Nov 6 08:49:37 1994", false},
+		{"Sun, 06 Nov 1994 08:49:37 GMT ", false},
+		{"Sun, 31 Nov 1994 08:49:37 GMT", false},
+		{"Sunday, 06-Nov-94 08:49:37 UTC", false},
+		{"Sonntag, 06-Nov-94 08:49:37 GMT", false},
+		{"0", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseHTTPDate(tt.in)
+		if ok != tt.ok || (ok && !got.Equal(want)) {
+			t.Errorf("ParseHTTPDate(%q) = %v, %v; want ok %v", tt.in, got, ok, tt.ok)
+		}
+	}
+}
+
+// FuzzParseHTTPDate: what the strict parser accepts, http.ParseTime
+// (which matches names without regard to case, but not GMT) accepts as
+// the same instant.
+func FuzzParseHTTPDate(f *testing.F) {
+	for _, s := range []string{"Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Thu, 18  Aug  2050 02:01:18 GMT"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := ParseHTTPDate(s)
+		if !ok {
+			return
+		}
+		want, err := http.ParseTime(strings.ToUpper(s))
+		if err != nil || !got.Equal(want) {
+			t.Fatalf("ParseHTTPDate(%q) = %v; http.ParseTime = %v, %v", s, got, want, err)
 		}
 	})
 }

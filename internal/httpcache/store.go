@@ -28,7 +28,7 @@ func (c *Cache) StoreOwned(req *http.Request, status int, header http.Header, bo
 
 func (c *Cache) store(req *http.Request, status int, header http.Header, body []byte, requestTime, responseTime time.Time, copyIn bool) (bool, string, error) {
 	reqCC := ParseCacheControl(req.Header)
-	respCC := ParseCacheControl(header)
+	respCC := ParseCacheControl(header).forStatus(status)
 	if ok, why := Storable(req.Method, req.Header, reqCC, status, header, respCC, c.opts.Policy); !ok {
 		return false, why, nil
 	}
@@ -134,7 +134,15 @@ func (c *Cache) Freshen(old *Entry, header304 http.Header, requestTime, response
 	e.RequestTime, e.ResponseTime = requestTime, responseTime
 	e.derive(c.opts.Policy)
 	c.revalidated.Add(1)
-	err := c.put(&e)
+	var err error
+	if ok, _ := Storable(http.MethodGet, http.Header{}, ParseCacheControlValues(nil), e.Status, e.Header, e.Control, c.opts.Policy); ok {
+		err = c.put(&e)
+	} else {
+		// The 304 made the stored response one a shared cache must not
+		// keep (private, no-store, Vary: *): it answers the client whose
+		// request was validated, and is no longer stored for the next.
+		c.drop(&e)
+	}
 	if errors.Is(err, errInvalidated) {
 		err = nil
 	}
@@ -215,6 +223,21 @@ func (c *Cache) put(e *Entry) error {
 		return <-op.done
 	}
 	return nil
+}
+
+// drop removes the stored variant e replaces, if any.
+func (c *Cache) drop(e *Entry) {
+	pk := PrimaryKey(e.Method, e.URL)
+	vk := variantKey(pk, e.MediaType, e.VaryNames, e.VaryValues)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, v := range c.mu.groups[pk] {
+		if v.vk == vk {
+			c.removeLocked(v)
+			c.deleteRecords([]*variant{v})
+			return
+		}
+	}
 }
 
 // Invalidate removes every stored variant for url (RFC 9111 §4.4: a

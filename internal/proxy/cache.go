@@ -12,8 +12,9 @@ import (
 )
 
 // serveEntry answers from a stored response (RFC 9111 §4), with Age, and
-// 304 when the client's own validator matches.
-func (p *Proxy) serveEntry(w http.ResponseWriter, r *http.Request, x *exchange, e *httpcache.Entry, label, outcome string) {
+// 304 when the client's own validator matches. fwd is why the cache asked
+// the origin first (fwdReason), "" for a hit.
+func (p *Proxy) serveEntry(w http.ResponseWriter, r *http.Request, x *exchange, e *httpcache.Entry, label, outcome, fwd string) {
 	h := w.Header()
 	for k, v := range e.Header {
 		h[k] = v // shared, never appended to: Entry is immutable
@@ -27,7 +28,7 @@ func (p *Proxy) serveEntry(w http.ResponseWriter, r *http.Request, x *exchange, 
 	if label == "HIT" {
 		addCacheStatus(h, cacheStatusName+"; hit; ttl="+ttl)
 	} else {
-		addCacheStatus(h, cacheStatusName+"; fwd=stale; fwd-status=304; ttl="+ttl)
+		addCacheStatus(h, cacheStatusName+"; fwd="+fwd+"; fwd-status=304; ttl="+ttl)
 	}
 	x.Cache, x.outcome, x.status = label, outcome, e.Status
 	if e.Status == http.StatusOK && notModified(r.Header, e.Header) {
@@ -74,9 +75,10 @@ func notModified(req, stored http.Header) bool {
 		return false
 	}
 	if ims := req.Get("If-Modified-Since"); ims != "" {
-		t, err := http.ParseTime(ims)
-		lm, err2 := http.ParseTime(stored.Get("Last-Modified"))
-		return err == nil && err2 == nil && !lm.After(t)
+		// An invalid date is ignored (§13.1.3), by the strict parser.
+		t, ok := httpcache.ParseHTTPDate(ims)
+		lm, ok2 := httpcache.ParseHTTPDate(stored.Get("Last-Modified"))
+		return ok && ok2 && !lm.After(t)
 	}
 	return false
 }
@@ -89,6 +91,7 @@ func notModified(req, stored http.Header) bool {
 //	courtesy; fwd=stale; fwd-status=304; ttl=60  revalidated, then served
 //	courtesy; fwd=miss; fwd-status=200           forwarded: nothing usable stored
 //	courtesy; fwd=stale; fwd-status=200          forwarded: a stored response was stale
+//	courtesy; fwd=request; fwd-status=304; ttl=60 the stored response was fresh, but the request (no-cache, max-age=0) asked for validation
 //	courtesy; fwd=method; fwd-status=201         forwarded: the method is not cached
 //	courtesy; fwd=bypass; fwd-status=200         forwarded: the cache is off
 
@@ -112,7 +115,18 @@ func (p *Proxy) fwdStatus(r *http.Request, stale *httpcache.Entry, status int) s
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		fwd = "method"
 	case stale != nil:
-		fwd = "stale"
+		fwd = p.fwdReason(stale)
 	}
 	return cacheStatusName + "; fwd=" + fwd + "; fwd-status=" + strconv.Itoa(status)
+}
+
+// fwdReason is why a stored response e was not served without asking the
+// origin (RFC 9211 §2.2): "stale", or "request" when it was fresh and
+// only the request's directives (no-cache, max-age, min-fresh, Pragma)
+// ruled it out.
+func (p *Proxy) fwdReason(e *httpcache.Entry) string {
+	if e.Lifetime > e.Age(p.now()) && (!e.Control.NoCache || e.Overridden) {
+		return "request"
+	}
+	return "stale"
 }

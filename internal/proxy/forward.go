@@ -56,29 +56,54 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		defer cancel()
 		out = out.WithContext(ctx)
 	}
-	f.sent = p.now()
-	if pooled {
-		f.resp, err = p.origin.RoundTrip(out, rc.UpstreamTimeout)
-	} else {
-		f.resp, err = p.transport.RoundTrip(out)
+	roundTrip := func(out *http.Request) error {
+		var err error
+		f.sent = p.now()
+		if pooled {
+			f.resp, err = p.origin.RoundTrip(out, rc.UpstreamTimeout)
+		} else {
+			f.resp, err = p.transport.RoundTrip(out)
+		}
+		f.received = p.now()
+		x.UpstreamMs += f.received.Sub(f.sent).Milliseconds()
+		if err != nil {
+			return err
+		}
+		p.m.upstream.Observe(f.received.Sub(f.sent).Seconds())
+		f.outcome = politeness.Outcome{Status: f.resp.StatusCode, RetryAfter: politeness.RetryAfter(f.resp.Header, f.received)}
+		return nil
 	}
-	f.received = p.now()
-	x.UpstreamMs = f.received.Sub(f.sent).Milliseconds()
-	if err != nil {
+	if err := roundTrip(out); err != nil {
 		fail(err)
 		return
 	}
-	resp := f.resp
-	defer resp.Body.Close()
-	p.m.upstream.Observe(f.received.Sub(f.sent).Seconds())
-	f.outcome = politeness.Outcome{Status: resp.StatusCode, RetryAfter: politeness.RetryAfter(resp.Header, f.received)}
-
-	if revalidating && resp.StatusCode == http.StatusNotModified {
-		p.revalidated(ctx, w, r, f, x)
-		return
+	defer func() {
+		if f.resp != nil {
+			f.resp.Body.Close() // the last response (see below)
+		}
+	}()
+	if revalidating && f.resp.StatusCode == http.StatusNotModified {
+		if selects(f.resp.Header, stale.Header) {
+			p.revalidated(ctx, w, r, f, x)
+			return
+		}
+		// RFC 9111 §4.3.4: a 304 whose validator is not the stored
+		// response's updates nothing (served, it would pair the old
+		// body with the new validator). Ask once more, as the client
+		// asked, within the same permit; the answer replaces the entry.
+		_, _ = io.Copy(io.Discard, io.LimitReader(f.resp.Body, 64<<10))
+		f.resp.Body.Close()
+		if out, _, err = p.outRequest(ctx, r, nil, x); err == nil {
+			err = roundTrip(out)
+		}
+		if err != nil {
+			fail(err)
+			return
+		}
 	}
+	resp := f.resp
 	if p.cache != nil && r.Method != http.MethodGet && r.Method != http.MethodHead && resp.StatusCode < 400 {
-		_ = p.cache.Invalidate(r.URL.String()) // RFC 9111 §4.4
+		p.invalidate(r.URL, resp.Header)
 	}
 	removeHopByHop(resp.Header)
 	src := p.sequentialBody(f, x)
@@ -89,8 +114,10 @@ func (p *Proxy) forward(ctx context.Context, w http.ResponseWriter, r *http.Requ
 
 // outRequest is the request forwarded to the origin: a shallow copy of r
 // with its own header (one pass: outHeader), the body read before
-// admission, and the validators of a stale entry unless the client's
-// request is conditional itself; revalidating says it is our validation.
+// admission, and the validators of a stale entry (in place of the
+// client's own If-None-Match / If-Modified-Since, unless it has other
+// preconditions: replaceableConditions); revalidating says it is our
+// validation.
 func (p *Proxy) outRequest(ctx context.Context, r *http.Request, stale *httpcache.Entry, x *exchange) (out *http.Request, revalidating bool, err error) {
 	out = r.WithContext(ctx) // URL and the rest are only read
 	out.RequestURI, out.Host, out.Close = "", "", false
@@ -115,8 +142,13 @@ func (p *Proxy) outRequest(ctx context.Context, r *http.Request, stale *httpcach
 			return io.NopCloser(rd), err
 		}
 	}
-	revalidating = stale != nil && !conditional(r.Header)
+	revalidating = stale != nil && (!conditional(r.Header) || replaceableConditions(r.Header, stale.Header))
 	if revalidating {
+		// The client's own If-None-Match / If-Modified-Since, if any, are
+		// answered from the validated entry (serveEntry), not by the
+		// origin: our validators replace them.
+		out.Header.Del("If-None-Match")
+		out.Header.Del("If-Modified-Since")
 		if etag := stale.Header.Get("ETag"); etag != "" {
 			out.Header.Set("If-None-Match", etag)
 		}
@@ -144,8 +176,9 @@ func (p *Proxy) revalidated(ctx context.Context, w http.ResponseWriter, r *http.
 		p.log.Warn("cache freshen failed", "url", x.URL, "err", err)
 	}
 	x.Cache = "REVALIDATED"
+	fwd := p.fwdReason(f.stale)
 	f.done()
-	p.deliver(ctx, w, r, x, func() { p.serveEntry(w, r, x, e, "REVALIDATED", "revalidated") })
+	p.deliver(ctx, w, r, x, func() { p.serveEntry(w, r, x, e, "REVALIDATED", "revalidated", fwd) })
 }
 
 // sequentialBody is the body to relay. In sequential mode, with earlier
@@ -236,6 +269,78 @@ func (p *Proxy) relayResponse(w http.ResponseWriter, r *http.Request, f *fetch, 
 	}
 }
 
+// selects reports whether a 304 to the cache's validation, with header
+// h304, selects the stored response with header stored for update (RFC
+// 9111 §4.3.4): its entity tag, if it has one, is the stored one (strong
+// with strong, else weakly equal); without one, its Last-Modified, if
+// any, is the stored one. A 304 with neither answers the validators sent.
+func selects(h304, stored http.Header) bool {
+	if et := h304.Get("ETag"); et != "" {
+		have := stored.Get("ETag")
+		if !strings.HasPrefix(et, "W/") && !strings.HasPrefix(have, "W/") {
+			return et == have
+		}
+		return have != "" && strings.TrimPrefix(et, "W/") == strings.TrimPrefix(have, "W/")
+	}
+	if lm := h304.Get("Last-Modified"); lm != "" {
+		if have := stored.Get("Last-Modified"); have != "" {
+			t1, ok1 := httpcache.ParseHTTPDate(lm)
+			t2, ok2 := httpcache.ParseHTTPDate(have)
+			return ok1 && ok2 && t1.Equal(t2)
+		}
+	}
+	return true
+}
+
+// replaceableConditions reports whether a client's conditional request
+// may be sent as the validation of a stale entry with header stored
+// instead (RFC 9111 §4.3.2): its only conditions are If-None-Match and
+// If-Modified-Since, which serveEntry evaluates against the validated
+// entry, and the entry has a validator of its own. Otherwise the client's
+// request goes as it is, and its 304 is the client's.
+func replaceableConditions(req, stored http.Header) bool {
+	if req.Get("If-Match") != "" || req.Get("If-Unmodified-Since") != "" || req.Get("If-Range") != "" {
+		return false
+	}
+	return stored.Get("ETag") != "" || stored.Get("Last-Modified") != ""
+}
+
+// invalidate removes what a successful unsafe request has made outdated
+// (RFC 9111 §4.4): the stored responses for its URL, and for the URLs in
+// its response's Location and Content-Location when they are of the same
+// origin — never another origin's, or any site could empty the cache of
+// another by naming it.
+func (p *Proxy) invalidate(target *url.URL, h http.Header) {
+	_ = p.cache.Invalidate(target.String())
+	for _, k := range []string{"Location", "Content-Location"} {
+		v := h.Get(k)
+		if v == "" {
+			continue
+		}
+		u, err := target.Parse(v)
+		if err != nil || !sameOrigin(u, target) {
+			continue
+		}
+		u.Fragment, u.RawFragment = "", ""
+		_ = p.cache.Invalidate(u.String())
+	}
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (RFC 9110 §4.3.1), default ports included.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
 // conditional reports whether the client's own request is conditional;
 // its 304 then belongs to the client, not to our revalidation.
 func conditional(h http.Header) bool {
@@ -243,10 +348,13 @@ func conditional(h http.Header) bool {
 		h.Get("If-Match") != "" || h.Get("If-Unmodified-Since") != "" || h.Get("If-Range") != ""
 }
 
-// storableCandidate: a whole response, to a request without credentials
-// in its URL (user:password@ is Authorization in disguise, RFC 9111 §3.5).
+// storableCandidate: a whole response (not a 206, to a request without
+// Range), to a request without credentials in its URL (user:password@ is
+// Authorization in disguise, RFC 9111 §3.5). A Content-Range field on a
+// 200 has no meaning (RFC 9110 §14.4) and is stored like any other field
+// (RFC 9111 §3.1); refusing it left such responses uncached.
 func storableCandidate(r *http.Request, resp *http.Response) bool {
-	return resp.Header.Get("Content-Range") == "" && r.Header.Get("Range") == "" && r.URL.User == nil
+	return resp.StatusCode != http.StatusPartialContent && r.Header.Get("Range") == "" && r.URL.User == nil
 }
 
 // redactURL is u as the log, the trace and refusals show it: credentials

@@ -101,10 +101,12 @@ type env struct {
 }
 
 type envOpts struct {
-	cfg      Config
-	pol      politeness.Config
-	cache    bool
-	gateHTTP *http.Client
+	cfg   Config
+	pol   politeness.Config
+	cache bool
+	// cacheOpts are the cache's options when cache is set.
+	cacheOpts httpcache.Options
+	gateHTTP  *http.Client
 	// now is the clock of the gate and the proxy; nil means time.Now.
 	// A test that injects one may use reject mode only: wait mode's
 	// timers run on the real clock.
@@ -130,7 +132,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.cache, err = httpcache.Open(db, httpcache.Options{}); err != nil {
+		if e.cache, err = httpcache.Open(db, o.cacheOpts); err != nil {
 			t.Fatal(err)
 		}
 		var once sync.Once

@@ -8,13 +8,14 @@ import (
 )
 
 // hopByHop are the connection-specific fields a proxy must not forward
-// (RFC 9110 §7.6.1), plus the proxy-authentication fields it consumes
-// itself (§11.7).
+// (RFC 9110 §7.6.1), plus the proxy-authentication fields, which concern
+// the next hop only (§11.7; RFC 9111 §3.1 forbids storing them).
 var hopByHop = []string{
 	"Connection",
 	"Proxy-Connection", // non-standard, still sent by old clients
 	"Keep-Alive",
 	"Proxy-Authenticate",
+	"Proxy-Authentication-Info",
 	"Proxy-Authorization",
 	"Te",
 	"Trailer",
@@ -49,7 +50,7 @@ func removeControl(h http.Header) {
 // isHopByHop reports whether the canonical field name k is in hopByHop.
 func isHopByHop(k string) bool {
 	switch k {
-	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authentication-Info",
 		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
 		return true
 	}

@@ -111,7 +111,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch res.Action {
 		case httpcache.Fresh:
 			x.Cache = "HIT"
-			p.deliver(ctx, w, r, x, func() { p.serveEntry(w, r, x, res.Entry, "HIT", "cache_hit") })
+			p.deliver(ctx, w, r, x, func() { p.serveEntry(w, r, x, res.Entry, "HIT", "cache_hit", "") })
 			return
 		case httpcache.GatewayTimeout:
 			x.Cache = "MISS"
