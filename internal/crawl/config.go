@@ -187,6 +187,11 @@ type Config struct {
 	// MirrorSites follows the REGP Mirror-site directive: URLs of an origin that names a mirror "to visit instead"
 	// are queued under the first mirror in scope. Default true.
 	MirrorSites *bool `yaml:"mirror-sites"`
+	// DetectDuplicateHosts moves the URLs of a host whose home page and
+	// one more page (at the same path) are exact copies of another
+	// host's to that host (the Viuva Negra report's SameHomeAnd1Doc, 92 %
+	// precise there; samehome.go). Default true.
+	DetectDuplicateHosts *bool `yaml:"detect-duplicate-hosts"`
 	// MaxHostRewrites bounds the host rewrites learned from robots.txt
 	// files (Host, Mirror-site); once reached, further ones are ignored.
 	// Default 100,000 (about 200 bytes each); negative means none are

@@ -211,6 +211,7 @@ type Crawler struct {
 	// totals.
 	hostMoves, hostRuleEvents   *prometheus.CounterVec
 	hostMoved, hostRulesDropped atomic.Int64
+	same                        *sameHomes // duplicate hosts found (samehome.go)
 
 	sd *structuredSink // structured data, nil when off (structured.go)
 
@@ -573,6 +574,9 @@ func (c *Crawler) open(ctx context.Context) error {
 	c.seedsKV = c.db.Bucket("C/seedhost/")
 	if err := c.openHostMap(); err != nil {
 		return err
+	}
+	if err := c.openSameHome(); err != nil {
+		return fmt.Errorf("crawl: duplicate hosts: %w", err)
 	}
 	// A state whose seed hosts predate the origin keys (no seedKeysMark)
 	// keeps its scope by host name; a new one is marked.

@@ -245,6 +245,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 				} else {
 					c.stats.dups.Add(1)
 					c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: r.TargetURI, Exact: true})
+					c.copyAcrossHosts(l.URL, r.TargetURI)
 					dup = true
 				}
 			}

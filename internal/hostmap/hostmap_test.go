@@ -430,3 +430,40 @@ func FuzzDecodeStoredRule(f *testing.F) {
 		}
 	})
 }
+
+// TestSameHomeRule: a duplicate host found by the crawler moves to the
+// canonical origin like an operator's entry: every scheme and port of
+// the alias host (an alias with a port, that port only), path and query
+// kept, reported as same-home.
+func TestSameHomeRule(t *testing.T) {
+	tests := []struct {
+		alias, canonical, in, want string
+	}{
+		{"http://www.a.test/", "http://a.test/", "http://www.a.test/p?q=1", "http://a.test/p?q=1"},
+		{"http://www.a.test/", "https://a.test/", "https://www.a.test:8443/p", "https://a.test/p"},
+		{"http://www.a.test:8080/", "http://a.test:8081/", "http://www.a.test:8080/p", "http://a.test:8081/p"},
+		{"http://www.a.test:8080/", "http://a.test/", "http://www.a.test/p", ""},
+		{"http://www.a.test/", "http://a.test/", "http://b.test/p", ""},
+	}
+	for _, tc := range tests {
+		alias, _ := url.Parse(tc.alias)
+		canon, _ := url.Parse(tc.canonical)
+		r, err := SameHomeRule(alias, canon)
+		if err != nil {
+			t.Fatalf("SameHomeRule(%s, %s): %v", tc.alias, tc.canonical, err)
+		}
+		m := New(urlnorm.CrawlDefaults(), 0, nil)
+		m.AddOperator(r)
+		in, _ := url.Parse(tc.in)
+		got, source, _ := m.Resolve(in, ProbeNone)
+		switch {
+		case tc.want == "" && got != nil:
+			t.Errorf("%s=%s: %s moved to %s, want unmoved", tc.alias, tc.canonical, tc.in, got)
+		case tc.want != "" && (got == nil || got.String() != tc.want || source != SourceSameHome):
+			t.Errorf("%s=%s: %s moved to %v (%s), want %s (same-home)", tc.alias, tc.canonical, tc.in, got, source, tc.want)
+		}
+	}
+	if _, err := SameHomeRule(&url.URL{Host: "a b"}, &url.URL{Scheme: "http", Host: "a.test"}); err == nil {
+		t.Error("a bad alias host accepted")
+	}
+}

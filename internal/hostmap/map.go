@@ -110,7 +110,7 @@ func (m *Map) findLocked(u *url.URL) (r hostRule, repick, ok bool) {
 // host).
 func (m *Map) operatorLocked(u *url.URL) (hostRule, bool) {
 	for _, r := range m.byAuthority[u.Host] {
-		if r.source == SourceOperator {
+		if r.fixed() {
 			return r, true
 		}
 	}
@@ -369,7 +369,7 @@ func (m *Map) set(scheme, authority string, to *hostRule, check bool) (bool, err
 	rules := m.byAuthority[authority]
 	idx := -1
 	for i, r := range rules {
-		if r.source != SourceOperator && r.scheme == scheme {
+		if !r.fixed() && r.scheme == scheme {
 			idx = i
 		}
 	}
@@ -441,7 +441,7 @@ func (m *Map) setDue(scheme, authority string, due time.Time) {
 	defer m.mu.Unlock()
 	rules := m.byAuthority[authority]
 	for i := range rules {
-		if rules[i].source != SourceOperator && rules[i].scheme == scheme {
+		if !rules[i].fixed() && rules[i].scheme == scheme {
 			rules[i].due = due
 		}
 	}
@@ -451,7 +451,7 @@ func (m *Map) setDue(scheme, authority string, due time.Time) {
 // scheme://authority.
 func (m *Map) findLearnedLocked(scheme, authority string) (hostRule, bool) {
 	for _, r := range m.byAuthority[authority] {
-		if r.source != SourceOperator && r.scheme == scheme {
+		if !r.fixed() && r.scheme == scheme {
 			return r, true
 		}
 	}
@@ -468,7 +468,7 @@ func (m *Map) due(u *url.URL) bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, r := range m.byAuthority[u.Host] {
-		if r.source != SourceOperator && r.scheme == u.Scheme {
+		if !r.fixed() && r.scheme == u.Scheme {
 			return !r.due.IsZero() && !now.Before(r.due)
 		}
 	}

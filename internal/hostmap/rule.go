@@ -41,6 +41,7 @@ const (
 	SourceOperator = "duplicate-hosts" // the operator's duplicate-hosts list
 	SourceHost     = "robots-host"     // a robots.txt Host line
 	SourceMirror   = "mirror-site"     // REGP Mirror-site lines
+	SourceSameHome = "same-home"       // two hosts found serving the same pages (SameHomeRule)
 )
 
 // hostSpec is a parsed host value: "[scheme://]host[:port]".
@@ -228,7 +229,7 @@ const (
 
 // probe reports whether mode leaves a URL on the origin of r at now.
 func (r *hostRule) probes(mode ProbeMode, now time.Time) bool {
-	if mode == ProbeNone || r.source == SourceOperator || r.due.IsZero() || now.Before(r.due) || r.probe == nil {
+	if mode == ProbeNone || r.fixed() || r.due.IsZero() || now.Before(r.due) || r.probe == nil {
 		return false
 	}
 	next := r.probe.Load()
@@ -290,6 +291,31 @@ func ParseDuplicateHosts(entries []string) ([]OperatorRule, error) {
 		}
 	}
 	return out, nil
+}
+
+// fixed reports whether r is not a robots.txt's: the operator's, or a
+// duplicate host the crawler found; such rules are never re-checked,
+// replaced or dropped by a robots.txt.
+func (r *hostRule) fixed() bool {
+	return r.source == SourceOperator || r.source == SourceSameHome
+}
+
+// SameHomeRule is the rule that moves the URLs of the host (and port) of
+// alias to the origin of canonical, for two hosts the crawler found
+// serving the same pages; Map.AddOperator applies it like an operator's
+// entry, as it is never dropped by a robots.txt.
+func SameHomeRule(alias, canonical *url.URL) (OperatorRule, error) {
+	norm := urlnorm.CrawlDefaults()
+	a, err := parseHostSpec(alias.Host, norm)
+	if err != nil {
+		return OperatorRule{}, fmt.Errorf("hostmap: same-home alias %q: %w", alias.Host, err)
+	}
+	a.scheme = ""
+	t, err := parseHostSpec(canonical.Scheme+"://"+canonical.Host, norm)
+	if err != nil {
+		return OperatorRule{}, fmt.Errorf("hostmap: same-home canonical %q: %w", canonical.Host, err)
+	}
+	return OperatorRule{alias: a, rule: hostRule{to: t, source: SourceSameHome}}, nil
 }
 
 // OperatorRule is one parsed duplicate-hosts entry; Map.AddOperator

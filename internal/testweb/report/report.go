@@ -128,7 +128,7 @@ type Report struct {
 	// robots.txt of the web that answers 200 disallows them).
 	PrivateFetched int `json:"private_fetched"`
 	// DuplicateHosts lists the groups of duplicate hosts of which more than
-	// one name was crawled.
+	// one name served a page (2xx, robots.txt aside).
 	DuplicateHosts []DupCrawl `json:"duplicate_hosts"`
 	// NonCanonical counts requests (other than robots.txt) to the names
 	// whose robots.txt sends crawlers elsewhere (Site.NonCanonical: robots
@@ -157,6 +157,12 @@ type Report struct {
 type DupCrawl struct {
 	Group string   `json:"group"`
 	Hosts []string `json:"hosts"`
+	// ExtraPages counts the pages (2xx, robots.txt aside) served by the
+	// names other than the one that served the most: a crawler that finds
+	// duplicate hosts as it goes fetches a name's home page and a page or
+	// two more before it can tell; one that does not fetches the site
+	// again on each name.
+	ExtraPages int `json:"extra_pages"`
 }
 
 // MirrorLoad is how the pages of a site with REGP Mirror-site lines were
@@ -328,7 +334,7 @@ func AnalyzeEntries(web *testweb.Web, entries []testweb.Entry, opts Options) *Re
 	orphans := map[key]bool{}
 	nofollow := map[key]bool{}
 	private := map[key]bool{}
-	dupSeen := map[string]map[string]bool{}
+	dupSeen := map[string]map[string]map[string]bool{} // group → host → 2xx targets
 	mirrorPaths := map[*testweb.Site]map[string]map[string]bool{} // site → target → mirrors
 	perHost := map[string][]*testweb.Entry{}
 	var hostOrder []string
@@ -399,11 +405,14 @@ func AnalyzeEntries(web *testweb.Web, entries []testweb.Entry, opts Options) *Re
 			rep.Robots429++
 			example("robots-429", e, "robots.txt answers 429")
 		}
-		if s.DupGroup != "" && e.Status >= 200 && e.Status < 300 {
+		if s.DupGroup != "" && e.Status >= 200 && e.Status < 300 && !isRobots(e.Target) {
 			if dupSeen[s.DupGroup] == nil {
-				dupSeen[s.DupGroup] = map[string]bool{}
+				dupSeen[s.DupGroup] = map[string]map[string]bool{}
 			}
-			dupSeen[s.DupGroup][host] = true
+			if dupSeen[s.DupGroup][host] == nil {
+				dupSeen[s.DupGroup][host] = map[string]bool{}
+			}
+			dupSeen[s.DupGroup][host][e.Target] = true
 		}
 	}
 	rep.Pages = len(pages)
@@ -440,9 +449,13 @@ func AnalyzeEntries(web *testweb.Web, entries []testweb.Entry, opts Options) *Re
 			continue
 		}
 		d := DupCrawl{Group: group}
-		for h := range hosts {
+		most := 0
+		for h, targets := range hosts {
 			d.Hosts = append(d.Hosts, h)
+			d.ExtraPages += len(targets)
+			most = max(most, len(targets))
 		}
+		d.ExtraPages -= most
 		slices.Sort(d.Hosts)
 		rep.DuplicateHosts = append(rep.DuplicateHosts, d)
 	}

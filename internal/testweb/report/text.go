@@ -46,7 +46,7 @@ func (r *Report) WriteText(w io.Writer, allHosts bool) error {
 	p("/private/ URLs fetched", r.PrivateFetched)
 	dups := make([]string, 0, len(r.DuplicateHosts))
 	for _, d := range r.DuplicateHosts {
-		dups = append(dups, strings.Join(d.Hosts, "+"))
+		dups = append(dups, fmt.Sprintf("%s (%d pages on the other names)", strings.Join(d.Hosts, "+"), d.ExtraPages))
 	}
 	p("duplicate hosts crawled twice", fmt.Sprintf("%d %s", len(r.DuplicateHosts), strings.Join(dups, " ")))
 	p("requests to non-canonical hosts (robots Host, Mirror-site)", r.NonCanonical)
