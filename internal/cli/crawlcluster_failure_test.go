@@ -163,10 +163,11 @@ func (s *slowListener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestCrawlRedisClusterKilledMidFetch: a crawl node killed with SIGKILL
 // in the middle of a fetch leaves its politeness permit for the host in
 // Redis. The permit must expire with the node's --lease, not with the
-// gate's own 2-minute default: two nodes crawl one site, node 0's answers
-// take 1 s, and node 0 is killed while it waits for one. Node 1 must take
-// the site over one lease (3 s) later, not minutes later, finish the
-// crawl, and keep the delay after the dead node's request.
+// gate's own 2-minute default: node 0 crawls a site whose answers take
+// 1 s to it, and is killed while it waits for one; node 1 then joins the
+// crawl. It must take the site over one lease (3 s) after the death, not
+// minutes later, finish the crawl, and keep the delay after the dead
+// node's request.
 func TestCrawlRedisClusterKilledMidFetch(t *testing.T) {
 	rc := redistest.StartCluster(t)
 	addrs := strings.Join(rc.Addrs[:3], ",")
@@ -185,12 +186,15 @@ func TestCrawlRedisClusterKilledMidFetch(t *testing.T) {
 		addrs: []string{strings.TrimPrefix(srv0.URL, "http://"), strings.TrimPrefix(srv1.URL, "http://")}}
 	const lease = 3 * time.Second
 	cfg := clusterCrawlConfig(t)
-	var procs []*crawlProc
-	for i, name := range []string{"a", "b"} {
-		procs = append(procs, startClusterCrawl(t, filepath.Join(t.TempDir(), name), addrs, "midfetch", w.addrs[i], w.seeds,
-			"--lease", lease.String(), "--config", cfg))
+	start := func(i int, name string) *crawlProc {
+		return startClusterCrawl(t, filepath.Join(t.TempDir(), name), addrs, "midfetch", w.addrs[i], w.seeds,
+			"--lease", lease.String(), "--config", cfg)
 	}
-	// Once node 0 has fetched a page and waits for another, it dies.
+	// Node 0 alone, so that it surely fetches (started together, node 1
+	// could crawl the whole site while a loaded machine starts node 0);
+	// once it has fetched a page and waits for another, it dies, and node
+	// 1 joins the crawl.
+	procs := []*crawlProc{start(0, "a")}
 	deadline := time.Now().Add(90 * time.Second)
 	for len(mems[0].Entries()) < 2 || slow.inFlight.Load() == 0 {
 		if time.Now().After(deadline) {
@@ -203,6 +207,7 @@ func TestCrawlRedisClusterKilledMidFetch(t *testing.T) {
 	}
 	<-procs[0].done
 	killedAt := time.Now()
+	procs = append(procs, start(1, "b"))
 	procs[1].wait(t, 3*time.Minute)
 
 	var resumed time.Time
