@@ -208,7 +208,16 @@ func (c *Crawler) process(ctx context.Context, wid int, l frontier.Lease, u *url
 	if kind == fetch.KindRefused {
 		return c.refused(ctx, wid, l, u, ferr.Error())
 	}
-	c.hostFailed(ctx, u.Hostname(), l.Key, kind.String())
+	if fetch.Answered(ferr) {
+		// A response cut short or mis-framed (a bad chunk size, a body
+		// shorter than its Content-Length, a header too long) is the
+		// page's fault: the host answered, as with a 500.
+		c.hostsMu.Lock()
+		c.answeredLocked(u, hs)
+		c.hostsMu.Unlock()
+	} else {
+		c.hostFailed(ctx, u.Hostname(), l.Key, kind.String())
+	}
 	return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1, 0)
 }
 
@@ -294,6 +303,20 @@ func (c *Crawler) robotsUnavailable(ctx context.Context, wid int, l frontier.Lea
 func (c *Crawler) refused(ctx context.Context, wid int, l frontier.Lease, u *url.URL, why string) next {
 	c.retire(ctx, u.Hostname(), l.Key, why)
 	return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusBlockedByUser, Size: -1, Thread: wid, FetchStart: c.now()}, -1)
+}
+
+// answeredLocked records that u's host answered: any HTTP answer shows the
+// host is up, so a page's own 404, 410, 500 or malformed response never
+// counts toward retiring its host (only host-level failures do: DNS,
+// connect, TLS, timeouts, robots.txt unavailable). c.hostsMu is held.
+func (c *Crawler) answeredLocked(u *url.URL, hs *hostState) {
+	hs.failures = 0
+	if o := politeness.Origin(u); !hs.answered[o] && len(hs.answered) < maxAnsweredOrigins {
+		if hs.answered == nil {
+			hs.answered = map[string]bool{}
+		}
+		hs.answered[o] = true
+	}
 }
 
 // hostFailed counts a failure of host; MaxHostFailures in a row retire it.

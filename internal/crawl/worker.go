@@ -145,17 +145,8 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	c.metrics.pages.WithLabelValues(strconv.Itoa(res.Status/100) + "xx").Inc()
 	c.metrics.bytes.Add(float64(len(res.RawBody)))
 	c.metrics.fetchDuration.Observe(res.Duration.Seconds())
-	// Any HTTP answer shows the host is up: a page's own 404, 410 or 500
-	// never counts toward retiring its host (only host-level failures do:
-	// DNS, connect, TLS, timeouts, robots.txt unavailable).
 	c.hostsMu.Lock()
-	hs.failures = 0
-	if o := politeness.Origin(u); !hs.answered[o] && len(hs.answered) < maxAnsweredOrigins {
-		if hs.answered == nil {
-			hs.answered = map[string]bool{}
-		}
-		hs.answered[o] = true
-	}
+	c.answeredLocked(u, hs)
 	if !hs.fetched {
 		// Hosts that answered this run: the summary's "pages from N hosts".
 		hs.fetched = true

@@ -472,8 +472,12 @@ func (s *traceState) trace() *httptrace.ClientTrace {
 }
 
 func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts Request) (*Result, error) {
+	var ts traceState
 	fail := func(kind Kind, err error) (*Result, error) {
-		return nil, &Error{Kind: kind, URL: u.String(), Err: err}
+		ts.mu.Lock()
+		answered := !ts.firstByte.IsZero()
+		ts.mu.Unlock()
+		return nil, &Error{Kind: kind, URL: u.String(), Err: err, Answered: answered}
 	}
 	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
 	if err != nil {
@@ -513,7 +517,6 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 		h.Set("Cookie", strings.Join(cookies, "; "))
 	}
 
-	var ts traceState
 	var wire h1.Wire // the exchange's bytes, on the h1 path
 	plain := c.plain != nil && c.plain.Handles(hreq)
 	hctx := httptrace.WithClientTrace(ctx, ts.trace())

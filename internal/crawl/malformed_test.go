@@ -1,0 +1,120 @@
+package crawl
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/resolve"
+)
+
+// malformed are answers no HTTP/1.1 parser accepts, each of which a
+// server sent after starting a response: the host is up, the page is at
+// fault.
+var malformed = map[string]string{
+	"/bad-chunk":     "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n<htm\r\nzz\r\n",
+	"/no-last-chunk": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n<html>\r\n",
+	"/short":         "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1000\r\n\r\n<html>",
+	"/bad-length":    "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n<html>",
+	"/long-header":   "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("z", 300<<10) + "\r\n\r\n",
+	"/garbage":       "SSH-2.0-OpenSSH_9.6\r\n",
+}
+
+// serveMalformed serves robots.txt, a home page linking to every
+// malformed answer and then to good pages, each answer on a connection
+// closed after it.
+func serveMalformed(t *testing.T, good int) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				page := func(body string) string {
+					return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+				}
+				var a string
+				switch p := req.URL.Path; {
+				case p == "/robots.txt":
+					a = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" // all allowed
+				case p == "/":
+					var b strings.Builder
+					for m := range malformed {
+						fmt.Fprintf(&b, `<a href="%s">m</a>`, m)
+					}
+					for i := range good {
+						fmt.Fprintf(&b, `<a href="/good%d">g</a>`, i)
+					}
+					a = page("<html><body>" + b.String() + "</body></html>")
+				case malformed[p] != "":
+					a = malformed[p]
+				default:
+					a = page("<html><body>" + p + "</body></html>")
+				}
+				io.WriteString(c, a)
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestMalformedResponsesKeepHost crawls a site whose first pages answer
+// with responses cut short or mis-framed (a bad chunk size, a missing last
+// chunk, a body shorter than its Content-Length, a bad Content-Length, a
+// header over the limit, a non-HTTP answer), more of them than
+// max-host-failures. Each is the page's failure: it is retried and
+// logged, and the site's good pages are crawled. Before, each counted as a
+// host-level failure like a refused connection, the host was retired
+// after five, and its good pages were never fetched.
+func TestMalformedResponsesKeepHost(t *testing.T) {
+	t.Parallel()
+	const good = 5
+	addr := serveMalformed(t, good)
+	res, err := resolve.New([]string{"odd.test=" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: 30 * time.Second,
+		MaxHostFailures: 3, RetryDelay: 20 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond}
+	sum := runCrawl(t, cfg, res, "http://odd.test/")
+	if !sum.Finished || len(sum.Retired) != 0 {
+		t.Errorf("finished %v, retired %v; want finished, none retired", sum.Finished, sum.Retired)
+	}
+	got := map[string]crawllog.Entry{}
+	for _, e := range logEntries(t, dir) {
+		got[e.URL] = e
+	}
+	for i := range good {
+		if u := fmt.Sprintf("http://odd.test/good%d", i); got[u].Status != 200 {
+			t.Errorf("%s: status %d, want 200", u, got[u].Status)
+		}
+	}
+	for m := range malformed {
+		e, ok := got["http://odd.test"+m]
+		if !ok || e.Status >= 0 {
+			t.Errorf("%s: logged %v, status %d; want a line with a failure status", m, ok, e.Status)
+		}
+	}
+}
