@@ -114,6 +114,8 @@ func TestCompression(t *testing.T) {
 		{"br", "br", brBytes(t, page), page, TruncNone},
 		{"gzip then br", "gzip, br", brBytes(t, gzipBytes(t, page)), page, TruncNone},
 		{"corrupt gzip", "gzip", append(gzipBytes(t, page)[:20], "garbage"...), nil, TruncDecode},
+		{"gzip on a plain body", "gzip", page, page, TruncNone},
+		{"gzip on a gzip magic then garbage", "gzip", []byte("\x1f\x8bgarbage"), nil, TruncDecode},
 		{"unsupported", "zstd", []byte("whatever"), nil, TruncDecode},
 		{"bomb", "gzip", bomb, make([]byte, 1<<20), TruncSize},
 	}
