@@ -2,10 +2,14 @@ package crawl
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
+	"github.com/courtesy-crawler/courtesy/internal/warc"
 )
 
 // malformed are answers no HTTP/1.1 parser accepts, each of which a
@@ -116,5 +121,66 @@ func TestMalformedResponsesKeepHost(t *testing.T) {
 		if !ok || e.Status >= 0 {
 			t.Errorf("%s: logged %v, status %d; want a line with a failure status", m, ok, e.Status)
 		}
+	}
+}
+
+// TestUndecodableBodyNotTruncated crawls pages whose content coding cannot
+// be undone (a gzip stream corrupt after its header, a coding nobody
+// knows) though every byte arrived: their WARC response records hold the
+// whole body, so they carry no WARC-Truncated field (WARC 1.1 §5.13: the
+// content block was truncated), only the metadata record's note. Before,
+// they were marked "unspecified" as if bytes were missing.
+func TestUndecodableBodyNotTruncated(t *testing.T) {
+	t.Parallel()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	io.WriteString(zw, strings.Repeat("<p>page</p>", 100))
+	zw.Close()
+	corrupt := append(gz.Bytes()[:20:20], "garbage"...)
+	bodies := map[string]struct {
+		coding string
+		body   []byte
+	}{
+		"/corrupt.html": {"gzip", corrupt},
+		"/zstd.html":    {"zstd", []byte("(\xb5/\xfd whatever")},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if b, ok := bodies[r.URL.Path]; ok {
+			w.Header().Set("Content-Encoding", b.coding)
+			w.Write(b.body)
+			return
+		}
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `<html><body><a href="/corrupt.html">c</a><a href="/zstd.html">z</a></body></html>`)
+	}))
+	defer srv.Close()
+	res, err := resolve.New([]string{"gz.test=" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runCrawl(t, Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: 30 * time.Second}, res, "http://gz.test/")
+	seen := map[string]bool{}
+	for _, p := range mustGlob(t, filepath.Join(dir, "warc", "*.warc.gz")) {
+		readWARC(t, p, func(rec *warc.Record) {
+			b, ok := bodies[strings.TrimPrefix(rec.Header.TargetURI(), "http://gz.test")]
+			if !ok || rec.Header.Type() != warc.TypeResponse {
+				return
+			}
+			seen[rec.Header.TargetURI()] = true
+			if tr := rec.Header.Get(warc.HeaderTruncated); tr != "" {
+				t.Errorf("%s: WARC-Truncated %q, want none", rec.Header.TargetURI(), tr)
+			}
+			if !bytes.HasSuffix(rec.Block, b.body) {
+				t.Errorf("%s: record does not end with the %d bytes sent", rec.Header.TargetURI(), len(b.body))
+			}
+		})
+	}
+	if len(seen) != len(bodies) {
+		t.Errorf("response records for %v, want %d", seen, len(bodies))
 	}
 }

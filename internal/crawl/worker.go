@@ -326,9 +326,10 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			ex.Truncated = warc.TruncatedLength
 		case fetch.TruncTime:
 			ex.Truncated = warc.TruncatedTime
-		case fetch.TruncDecode:
-			ex.Truncated = warc.TruncatedUnspecified
 		}
+		// fetch.TruncDecode is not WARC-Truncated: the record holds every
+		// byte sent (WARC 1.1 §5.13 is about the content block); the
+		// metadata record notes "truncated: decode".
 		wi = wid % len(c.warcs)
 		wr, err := c.warcs[wi].WriteExchange(ctx, ex)
 		if err != nil {
