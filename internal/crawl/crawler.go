@@ -138,6 +138,9 @@ type Summary struct {
 	MaxSize int64
 	// Retired maps the hosts retired this run to the reason.
 	Retired map[string]string
+	// RetiredURLs counts the URLs left in the queues of retired hosts
+	// (all runs): never crawled, so without a crawl.log line.
+	RetiredURLs uint64
 	// Failed counts URLs given up this run after MaxRetries tries (network
 	// errors, 5xx, 429); crawl.log has their final status.
 	Failed int64
@@ -363,7 +366,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 	st = c.fr.Stats(c.cfg.CrawlID, "")
 	sum = &Summary{
 		Pages: c.stats.pages.Load(), Bytes: c.stats.bytes.Load(),
-		Completed: st.Completed, Queued: st.Size,
+		Completed: st.Completed, Queued: st.Size, RetiredURLs: st.Retired,
 		Hosts:        int(c.stats.fetchedHosts.Load()),
 		RobotsDenied: c.stats.robotsDenied.Load(), Errors: c.stats.errors.Load(),
 		Duplicates: c.stats.dups.Load(), Revisits: c.stats.revisits.Load(), HostRewrites: c.hostRewrites(),

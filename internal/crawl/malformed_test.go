@@ -184,3 +184,56 @@ func TestUndecodableBodyNotTruncated(t *testing.T) {
 		t.Errorf("response records for %v, want %d", seen, len(bodies))
 	}
 }
+
+// TestRetiredURLsCounted: a host whose pages stop answering is retired
+// with URLs still in its queue; the summary counts them (they have no
+// crawl.log line), where before it said "0 still queued" and nothing else.
+func TestRetiredURLsCounted(t *testing.T) {
+	t.Parallel()
+	const dead = 6
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				switch {
+				case err != nil:
+					return
+				case req.URL.Path == "/robots.txt":
+					io.WriteString(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+					return
+				case req.URL.Path != "/":
+					return // every page: closed without a word
+				}
+				var b strings.Builder
+				for i := range dead {
+					fmt.Fprintf(&b, `<a href="/p%d">p</a>`, i)
+				}
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", b.Len(), b.String())
+			})
+		}
+	})
+	res, err := resolve.New([]string{"dying.test=" + ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: 30 * time.Second,
+		MaxHostFailures: 2, RetryDelay: 20 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond}
+	sum := runCrawl(t, cfg, res, "http://dying.test/")
+	if sum.Retired["dying.test"] == "" || sum.Queued != 0 || sum.RetiredURLs == 0 {
+		t.Errorf("retired %v, queued %d, retired URLs %d; want dying.test retired, none queued, its URLs counted",
+			sum.Retired, sum.Queued, sum.RetiredURLs)
+	}
+}
