@@ -30,6 +30,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	"github.com/courtesy-crawler/courtesy/internal/robots"
+	"github.com/courtesy-crawler/courtesy/internal/sitemap"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"github.com/courtesy-crawler/courtesy/internal/warc"
@@ -178,8 +179,11 @@ type Crawler struct {
 	// parseMax is the extractor's cap on the bytes of a page it parses:
 	// at least the page cap, so that what was fetched is read.
 	parseMax int
-	scope    *scoper
-	honorNA  bool
+	// sitemapMax is the size cap of a sitemap's fetch when the page cap
+	// is lower (sitemaps.org allows 50 MB uncompressed); 0: the page's.
+	sitemapMax int64
+	scope      *scoper
+	honorNA    bool
 	// seedSynced is when the shared seed hosts were last read (the
 	// dispatcher's).
 	seedSynced time.Time
@@ -512,6 +516,9 @@ func (c *Crawler) open(ctx context.Context) error {
 	fcfg.MaxBodySize = pageMax
 	fcfg.MaxDecodedSize = decodedMax
 	c.parseMax = int(max(extract.DefaultMaxBytes, fcfg.MaxDecodedSize))
+	if pageMax < sitemap.DefaultMaxBytes {
+		c.sitemapMax = sitemap.DefaultMaxBytes
+	}
 	if limits.MaxDownloadTime > 0 && limits.MaxDownloadTime < fetch.DefaultTimeout {
 		fcfg.Timeout = limits.MaxDownloadTime
 	}

@@ -175,6 +175,9 @@ func (c *Crawler) fetch(ctx context.Context, l frontier.Lease, u *url.URL, permi
 			req.NoHeadCheck = true
 		}
 	}
+	if md1(l.Metadata, mdKind) == kindSitemap {
+		req.MaxBodySize = c.sitemapMax
+	}
 	res, ferr := c.fetcher.Fetch(ctx, u, req)
 	out := politeness.Outcome{Err: ferr}
 	if res != nil {

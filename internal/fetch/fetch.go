@@ -64,6 +64,10 @@ type Request struct {
 	Cookie string
 	// NoHeadCheck skips Config.HeadBeforeGet for this request.
 	NoHeadCheck bool
+	// MaxBodySize, when positive, replaces Config.MaxBodySize and
+	// Config.MaxDecodedSize for this request, in bytes: a sitemap may be
+	// 50 MB uncompressed (sitemaps.org), more than a page's cap.
+	MaxBodySize int64
 }
 
 // SentRequest is the request as sent, for WARC request records.
@@ -558,7 +562,11 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 		Request:     sent,
 	}
 	if method != http.MethodHead {
-		raw, trunc, err := readBody(resp.Body, c.cfg.MaxBodySize, resp.ContentLength)
+		rawMax := c.cfg.MaxBodySize
+		if opts.MaxBodySize > 0 {
+			rawMax = opts.MaxBodySize
+		}
+		raw, trunc, err := readBody(resp.Body, rawMax, resp.ContentLength)
 		switch {
 		case err == nil:
 		case errors.Is(context.Cause(ctx), errTimeout):
@@ -581,7 +589,11 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	}
 	ts.mu.Unlock()
 
-	c.decodeBody(r)
+	decodedMax := c.cfg.MaxDecodedSize
+	if opts.MaxBodySize > 0 {
+		decodedMax = opts.MaxBodySize
+	}
+	decodeBody(r, decodedMax)
 	r.ContentType = resp.Header.Get("Content-Type")
 	if r.ContentType == "" && len(r.Body) > 0 {
 		r.ContentType, r.Sniffed = http.DetectContentType(r.Body), true
@@ -632,11 +644,12 @@ func readBody(body io.Reader, limit, sizeHint int64) ([]byte, Truncation, error)
 	return buf.Bytes(), TruncNone, err
 }
 
-func (c *Client) decodeBody(r *Result) {
+// decodeBody sets r.Body from r.RawBody, at most limit bytes.
+func decodeBody(r *Result, limit int64) {
 	if len(r.RawBody) == 0 {
 		return
 	}
-	body, err := decode(r.RawBody, r.Header.Get("Content-Encoding"), c.cfg.MaxDecodedSize)
+	body, err := decode(r.RawBody, r.Header.Get("Content-Encoding"), limit)
 	r.Body = body
 	if err == nil || r.Truncated {
 		// A body cut by size or time fails to decode at its end; the
