@@ -210,12 +210,28 @@ func (r *Result) RequestHeaderBytes() []byte {
 
 // archivedHeader returns a header block as received, for an archive
 // record that holds the body de-chunked: the Transfer-Encoding field (and
-// its obs-fold continuation lines) left out, every line ending in CRLF
-// (a bare LF, which RFC 9112 §2.2 lets a recipient accept, becomes
+// its obs-fold continuation lines) left out, and with it any
+// Content-Length, which Transfer-Encoding overrides (RFC 9112 §6.3: a
+// sender of both lies about one; the record's body is the de-chunked one,
+// and a replay tool trusting the length would cut it). Every line ends in
+// CRLF (a bare LF, which RFC 9112 §2.2 lets a recipient accept, becomes
 // CRLF). Anything else is kept byte for byte.
 func archivedHeader(raw []byte) []byte {
+	out, chunked := headerWithout(raw, "Transfer-Encoding")
+	if chunked {
+		out, _ = headerWithout(out, "Content-Length")
+	}
+	return out
+}
+
+// headerWithout returns the header block raw with the field name (and its
+// obs-fold continuation lines) left out, lines ending in CRLF, and
+// whether the field was there. The first line, the status line, is
+// never taken for a field.
+func headerWithout(raw []byte, name string) ([]byte, bool) {
 	out := make([]byte, 0, len(raw)+16)
 	skipping := false // inside a left-out field's lines
+	found := false
 	for len(raw) > 0 {
 		line := raw
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
@@ -226,8 +242,9 @@ func archivedHeader(raw []byte) []byte {
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		folded := len(line) > 0 && (line[0] == ' ' || line[0] == '\t')
 		if !folded {
-			name, _, _ := bytes.Cut(line, []byte(":"))
-			skipping = len(out) > 0 && bytes.EqualFold(bytes.TrimSpace(name), []byte("Transfer-Encoding"))
+			field, _, _ := bytes.Cut(line, []byte(":"))
+			skipping = len(out) > 0 && bytes.EqualFold(bytes.TrimSpace(field), []byte(name))
+			found = found || skipping
 		}
 		if skipping {
 			continue
@@ -238,7 +255,7 @@ func archivedHeader(raw []byte) []byte {
 		out = append(out, line...)
 		out = append(out, '\r', '\n')
 	}
-	return append(out, '\r', '\n')
+	return append(out, '\r', '\n'), found
 }
 
 func writeHeader(b *bytes.Buffer, h http.Header) { writeHeaderExcept(b, h, "") }
