@@ -277,6 +277,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	if css != nil && follow {
 		links = css.Links
 	}
+	selfRedirect := false
 	if res.Redirect != nil && res.Status >= 300 && res.Status < 400 {
 		// Redirects are links: queued, not followed.
 		if rl, err := extract.Redirect(u, res.Redirect.String()); err == nil {
@@ -284,7 +285,9 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			// extract.HTML gives them.
 			if nu, err := urlnorm.Normalize(rl.Abs, c.norm); err == nil {
 				rl.URL, rl.Abs = nu, nu.String()
-				if md1(l.Metadata, mdKind) == kindSitemap {
+				if rl.Abs == l.URL {
+					selfRedirect = true
+				} else if md1(l.Metadata, mdKind) == kindSitemap {
 					if it, ok, _ := c.sitemapChild(l, u, hs, nu, "R"); ok {
 						smRedirect = append(smRedirect, it)
 					}
@@ -351,6 +354,14 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		// Archived and logged; tried again later unless out of tries
 		// (the last answer is the final status in crawl.log).
 		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d", res.Status), wi, politeness.RetryAfter(res.Header, c.now()))
+	}
+	if tries, _ := strconv.Atoi(md1(l.Metadata, mdTry)); selfRedirect && tries == 0 && c.cfg.MaxRetries > 0 {
+		// A redirect to the URL itself, as a site sends with the cookie
+		// it wants back (a session, a consent) or while it warms up:
+		// the URL is asked once more, at the host's own pace, where a
+		// browser or wget would follow at once. As a link it would be
+		// dropped as seen and the page never fetched.
+		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d to itself", res.Status), wi, max(c.cfg.Delay, time.Millisecond))
 	}
 	return c.complete(l, items, e, wi)
 }
