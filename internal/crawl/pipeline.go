@@ -390,8 +390,10 @@ func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcId
 
 // transient reports whether an HTTP status is worth asking again: server
 // errors and 429 Too Many Requests (the gate also backs the host off).
+// Codes past 599 have no class (RFC 9110 §15): LinkedIn's 999 is a
+// refusal, not a server in trouble.
 func transient(status int) bool {
-	return status >= 500 || status == http.StatusTooManyRequests
+	return status >= 500 && status <= 599 || status == http.StatusTooManyRequests
 }
 
 // retryBackoff is the delay before try number tries+1: base doubled per
