@@ -211,10 +211,12 @@ func (c *Crawler) process(ctx context.Context, wid int, l frontier.Lease, u *url
 	if kind == fetch.KindRefused {
 		return c.refused(ctx, wid, l, u, ferr.Error())
 	}
-	if fetch.Answered(ferr) {
+	if fetch.Answered(ferr) && kind != fetch.KindTimeout {
 		// A response cut short or mis-framed (a bad chunk size, a body
 		// shorter than its Content-Length, a header too long) is the
-		// page's fault: the host answered, as with a 500.
+		// page's fault: the host answered, as with a 500. A header
+		// still unfinished at the timeout is the host's slowness, as
+		// before (a server trickling every header is retired).
 		c.hostsMu.Lock()
 		c.answeredLocked(u, hs)
 		c.hostsMu.Unlock()
