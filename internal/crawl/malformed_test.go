@@ -17,6 +17,7 @@ import (
 
 	"github.com/courtesy-crawler/courtesy/internal/crawllog"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
+	"github.com/courtesy-crawler/courtesy/internal/traps"
 	"github.com/courtesy-crawler/courtesy/internal/warc"
 )
 
@@ -235,5 +236,58 @@ func TestRetiredURLsCounted(t *testing.T) {
 	if sum.Retired["dying.test"] == "" || sum.Queued != 0 || sum.RetiredURLs == 0 {
 		t.Errorf("retired %v, queued %d, retired URLs %d; want dying.test retired, none queued, its URLs counted",
 			sum.Retired, sum.Queued, sum.RetiredURLs)
+	}
+}
+
+// TestHalfHeaderRetiresHost: a server that starts every page's header and
+// never finishes it is slow, not answering: its timeouts count toward
+// max-host-failures (unlike a malformed answer) and the host is retired.
+func TestHalfHeaderRetiresHost(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	t.Cleanup(func() { close(done); ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				switch {
+				case err != nil:
+					return
+				case req.URL.Path == "/robots.txt":
+					io.WriteString(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+					return
+				case req.URL.Path == "/":
+					body := `<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/d">d</a>`
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Ty")
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+				}
+			})
+		}
+	})
+	res, err := resolve.New([]string{"slowhead.test=" + ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{DataDir: t.TempDir(), Delay: -1, Workers: 2, MaxDuration: 30 * time.Second,
+		MaxHostFailures: 2, RetryDelay: 20 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond,
+		Traps: traps.Limits{MaxDownloadTime: 200 * time.Millisecond}}
+	sum := runCrawl(t, cfg, res, "http://slowhead.test/")
+	if sum.Retired["slowhead.test"] == "" {
+		t.Errorf("retired %v; want slowhead.test retired", sum.Retired)
 	}
 }
