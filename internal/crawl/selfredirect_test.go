@@ -71,3 +71,44 @@ func TestSelfRedirect(t *testing.T) {
 		t.Errorf("asked /always %d times, /cookie %d times; want 2 each (%s)", asked["/always"], asked["/cookie"], strings.TrimSpace(fmt.Sprint(asked)))
 	}
 }
+
+// TestSeedRedirectIsSeed: a seed that redirects to another site (example.org
+// to www.example.org, through https or not) makes that site a seed site,
+// as Heritrix's seedsRedirectNewSeeds does; a redirect met further on, or
+// a link, does not. Before, the seeds scope dropped the target and the
+// crawl of a site typed without its www ended with the redirect.
+func TestSeedRedirectIsSeed(t *testing.T) {
+	t.Parallel()
+	w := &recordingWeb{pages: map[string]string{
+		"www.start.test /":           `<a href="/page">p</a><a href="http://elsewhere.test/">e</a>`,
+		"www.start.test /page":       "inside",
+		"plain.test /":               `<a href="/moved">m</a>`,
+		"far.test /":                 "not a seed site",
+		"elsewhere.test /":           "not a seed site",
+		"www.start.test /robots.txt": "User-agent: *\nAllow: /\n",
+	}}
+	res := serveHandler(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		switch r.Host + " " + r.URL.Path {
+		case "start.test /":
+			http.Redirect(rw, r, "http://start2.test/", http.StatusMovedPermanently)
+		case "start2.test /":
+			http.Redirect(rw, r, "http://www.start.test/", http.StatusFound)
+		case "plain.test /moved":
+			http.Redirect(rw, r, "http://far.test/", http.StatusMovedPermanently)
+		default:
+			w.ServeHTTP(rw, r)
+		}
+	}))
+	runCrawl(t, Config{DataDir: t.TempDir(), Delay: -1, Workers: 2, MaxDuration: 30 * time.Second}, res, "http://start.test/", "http://plain.test/")
+	reqs := w.requests()
+	for _, want := range []string{"www.start.test /", "www.start.test /page"} {
+		if !slices.Contains(reqs, want) {
+			t.Errorf("no request %q; requests %q", want, reqs)
+		}
+	}
+	for _, not := range []string{"far.test /", "elsewhere.test /"} {
+		if slices.Contains(reqs, not) {
+			t.Errorf("request %q: not a seed site", not)
+		}
+	}
+}

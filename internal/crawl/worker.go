@@ -292,6 +292,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 						smRedirect = append(smRedirect, it)
 					}
 				} else {
+					c.seedRedirected(ctx, l, nu)
 					links = append(links, rl)
 				}
 			}
