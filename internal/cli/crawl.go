@@ -523,7 +523,7 @@ func printSummary(w io.Writer, s *crawl.Summary, shared bool) {
 	fmt.Fprintf(w, "  pages cut at cap    %d (size cap %s; crawl.log: size-truncated)\n", s.Truncated, crawl.FormatBytes(s.MaxSize))
 	printTraps(w, s)
 	if len(s.Retired) > 0 {
-		fmt.Fprintf(w, "  hosts retired       %d\n", len(s.Retired))
+		fmt.Fprintf(w, "  hosts retired       %d (%d URLs left in their queues, not crawled)\n", len(s.Retired), s.RetiredURLs)
 	}
 	fmt.Fprintf(w, "  WARC files          %s (%d files)\n", s.WARCDir, len(s.WARCFiles))
 	fmt.Fprintf(w, "  crawl log           %s\n", s.CrawlLog)

@@ -187,12 +187,16 @@ func TestSummaryWording(t *testing.T) {
 		{"shared node", true, true, 0, "by this process\n  URLs completed      7 (the whole shared crawl)", "resumed"},
 		{"no requisites", false, false, 0, "duplicates", "page requisites"},
 		{"requisites", false, false, 5, "  page requisites     5 fetched (2 out of scope)\n", "resumed"},
+		{"retired", false, false, 0, "  hosts retired       1 (4 URLs left in their queues, not crawled)\n", "resumed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
 			s := &crawl.Summary{Pages: 3, Completed: 7, Resumed: tc.resumed, Requisites: tc.requisites}
 			if tc.requisites > 0 {
 				s.RequisitesOffScope = 2
+			}
+			if tc.name == "retired" {
+				s.Retired, s.RetiredURLs = map[string]string{"down.test": "5 failures in a row"}, 4
 			}
 			printSummary(&b, s, tc.shared)
 			if !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), tc.not) {

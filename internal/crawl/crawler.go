@@ -30,6 +30,7 @@ import (
 	"github.com/courtesy-crawler/courtesy/internal/politeness"
 	"github.com/courtesy-crawler/courtesy/internal/resolve"
 	"github.com/courtesy-crawler/courtesy/internal/robots"
+	"github.com/courtesy-crawler/courtesy/internal/sitemap"
 	"github.com/courtesy-crawler/courtesy/internal/traps"
 	"github.com/courtesy-crawler/courtesy/internal/urlnorm"
 	"github.com/courtesy-crawler/courtesy/internal/warc"
@@ -138,6 +139,9 @@ type Summary struct {
 	MaxSize int64
 	// Retired maps the hosts retired this run to the reason.
 	Retired map[string]string
+	// RetiredURLs counts the URLs left in the queues of retired hosts
+	// (all runs): never crawled, so without a crawl.log line.
+	RetiredURLs uint64
 	// Failed counts URLs given up this run after MaxRetries tries (network
 	// errors, 5xx, 429); crawl.log has their final status.
 	Failed int64
@@ -175,8 +179,11 @@ type Crawler struct {
 	// parseMax is the extractor's cap on the bytes of a page it parses:
 	// at least the page cap, so that what was fetched is read.
 	parseMax int
-	scope    *scoper
-	honorNA  bool
+	// sitemapMax is the size cap of a sitemap's fetch when the page cap
+	// is lower (sitemaps.org allows 50 MB uncompressed); 0: the page's.
+	sitemapMax int64
+	scope      *scoper
+	honorNA    bool
 	// seedSynced is when the shared seed hosts were last read (the
 	// dispatcher's).
 	seedSynced time.Time
@@ -364,7 +371,7 @@ func (c *Crawler) Run(ctx context.Context, seeds []string) (sum *Summary, err er
 	st = c.fr.Stats(c.cfg.CrawlID, "")
 	sum = &Summary{
 		Pages: c.stats.pages.Load(), Bytes: c.stats.bytes.Load(),
-		Completed: st.Completed, Queued: st.Size,
+		Completed: st.Completed, Queued: st.Size, RetiredURLs: st.Retired,
 		Hosts:        int(c.stats.fetchedHosts.Load()),
 		RobotsDenied: c.stats.robotsDenied.Load(), Errors: c.stats.errors.Load(),
 		Duplicates: c.stats.dups.Load(), Revisits: c.stats.revisits.Load(), HostRewrites: c.hostRewrites(),
@@ -510,6 +517,9 @@ func (c *Crawler) open(ctx context.Context) error {
 	fcfg.MaxBodySize = pageMax
 	fcfg.MaxDecodedSize = decodedMax
 	c.parseMax = int(max(extract.DefaultMaxBytes, fcfg.MaxDecodedSize))
+	if pageMax < sitemap.DefaultMaxBytes {
+		c.sitemapMax = sitemap.DefaultMaxBytes
+	}
 	if limits.MaxDownloadTime > 0 && limits.MaxDownloadTime < fetch.DefaultTimeout {
 		fcfg.Timeout = limits.MaxDownloadTime
 	}

@@ -175,6 +175,9 @@ func (c *Crawler) fetch(ctx context.Context, l frontier.Lease, u *url.URL, permi
 			req.NoHeadCheck = true
 		}
 	}
+	if md1(l.Metadata, mdKind) == kindSitemap {
+		req.MaxBodySize = c.sitemapMax
+	}
 	res, ferr := c.fetcher.Fetch(ctx, u, req)
 	out := politeness.Outcome{Err: ferr}
 	if res != nil {
@@ -208,7 +211,18 @@ func (c *Crawler) process(ctx context.Context, wid int, l frontier.Lease, u *url
 	if kind == fetch.KindRefused {
 		return c.refused(ctx, wid, l, u, ferr.Error())
 	}
-	c.hostFailed(ctx, u.Hostname(), l.Key, kind.String())
+	if fetch.Answered(ferr) && kind != fetch.KindTimeout {
+		// A response cut short or mis-framed (a bad chunk size, a body
+		// shorter than its Content-Length, a header too long) is the
+		// page's fault: the host answered, as with a 500. A header
+		// still unfinished at the timeout is the host's slowness, as
+		// before (a server trickling every header is retired).
+		c.hostsMu.Lock()
+		c.answeredLocked(u, hs)
+		c.hostsMu.Unlock()
+	} else {
+		c.hostFailed(ctx, u.Hostname(), l.Key, kind.String())
+	}
 	return c.retry(l, &crawllog.Entry{Status: statusOf(kind), Size: -1, Thread: wid, FetchStart: c.now()}, ferr, -1, 0)
 }
 
@@ -296,6 +310,20 @@ func (c *Crawler) refused(ctx context.Context, wid int, l frontier.Lease, u *url
 	return c.complete(l, nil, &crawllog.Entry{Status: crawllog.StatusBlockedByUser, Size: -1, Thread: wid, FetchStart: c.now()}, -1)
 }
 
+// answeredLocked records that u's host answered: any HTTP answer shows the
+// host is up, so a page's own 404, 410, 500 or malformed response never
+// counts toward retiring its host (only host-level failures do: DNS,
+// connect, TLS, timeouts, robots.txt unavailable). c.hostsMu is held.
+func (c *Crawler) answeredLocked(u *url.URL, hs *hostState) {
+	hs.failures = 0
+	if o := politeness.Origin(u); !hs.answered[o] && len(hs.answered) < maxAnsweredOrigins {
+		if hs.answered == nil {
+			hs.answered = map[string]bool{}
+		}
+		hs.answered[o] = true
+	}
+}
+
 // hostFailed counts a failure of host; MaxHostFailures in a row retire it.
 func (c *Crawler) hostFailed(ctx context.Context, host, key, why string) {
 	hs := c.host(host)
@@ -364,8 +392,10 @@ func (c *Crawler) retry(l frontier.Lease, e *crawllog.Entry, cause error, warcId
 
 // transient reports whether an HTTP status is worth asking again: server
 // errors and 429 Too Many Requests (the gate also backs the host off).
+// Codes past 599 have no class (RFC 9110 §15): LinkedIn's 999 is a
+// refusal, not a server in trouble.
 func transient(status int) bool {
-	return status >= 500 || status == http.StatusTooManyRequests
+	return status >= 500 && status <= 599 || status == http.StatusTooManyRequests
 }
 
 // retryBackoff is the delay before try number tries+1: base doubled per

@@ -342,12 +342,12 @@ func TestRetryBackoff(t *testing.T) {
 			t.Errorf("retryBackoff(%v, %v, %d) = %v, want %v", tc.base, tc.limit, tc.tries, got, tc.want)
 		}
 	}
-	for _, s := range []int{500, 503, 429} {
+	for _, s := range []int{500, 503, 599, 429} {
 		if !transient(s) {
 			t.Errorf("%d not retried", s)
 		}
 	}
-	for _, s := range []int{200, 301, 404, 410, 403} {
+	for _, s := range []int{200, 301, 404, 410, 403, 600, 999} {
 		if transient(s) {
 			t.Errorf("%d retried", s)
 		}

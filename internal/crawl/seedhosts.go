@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/courtesy-crawler/courtesy/internal/frontier"
@@ -63,4 +64,27 @@ func (c *Crawler) syncSeedHosts(ctx context.Context, force bool) {
 			c.scope.addSeedHost(h)
 		}
 	}
+}
+
+// seedRedirected makes the site a seed redirects to a seed site too, as
+// Heritrix does by default (seedsRedirectNewSeeds): a crawl of
+// http://example.org/ that answers with https://www.example.org/ is
+// meant to crawl the latter, and the seeds scope would drop it as another
+// host. Redirects of redirects from a seed count (http to https to www);
+// a link or a sitemap entry does not. t is the normalized target.
+func (c *Crawler) seedRedirected(ctx context.Context, l frontier.Lease, t *url.URL) {
+	if strings.Trim(md1(l.Metadata, mdPath), "R") != "" || c.scope.inScope(t) || c.scope.excluded(t) {
+		return
+	}
+	h := c.scope.key(t)
+	c.scope.addSeedHost(h)
+	if err := c.seedsKV.SetNoSync([]byte(h), nil); err != nil {
+		c.log.Warn("seed host not stored", "host", h, "err", err)
+	}
+	if c.opts.SeedHosts != nil {
+		if err := c.opts.SeedHosts.Add(ctx, []string{h}); err != nil {
+			c.log.Warn("seed host not shared", "host", h, "err", err)
+		}
+	}
+	c.log.Info("a seed redirects to another site: crawled as a seed", "seed", l.URL, "to", t.String())
 }

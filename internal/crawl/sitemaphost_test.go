@@ -7,9 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/courtesy-crawler/courtesy/internal/crawllog"
+	"github.com/courtesy-crawler/courtesy/internal/traps"
 )
 
 // urlset is a sitemap listing locs.
@@ -133,5 +137,39 @@ func TestSitemapRedirect(t *testing.T) {
 	if t.Failed() {
 		log, _ := os.ReadFile(filepath.Join(data, "crawl.log"))
 		t.Logf("crawl.log:\n%s", log)
+	}
+}
+
+// TestSitemapOverPageCap: a sitemap is read up to the protocol's 50 MB
+// (sitemaps.org), not cut at the page size cap. Here the cap is 64 KiB
+// and the sitemap, plain XML, 200 KB: its last entry is crawled and the
+// sitemap is not logged size-truncated. Before, a 15 MB sitemap of 50,000
+// URLs lost every entry past the default 10 MiB cap.
+func TestSitemapOverPageCap(t *testing.T) {
+	t.Parallel()
+	locs := make([]string, 0, 2001)
+	for i := range 2000 {
+		locs = append(locs, "http://elsewhere.test/"+strings.Repeat("p", 60)+"/"+strconv.Itoa(i))
+	}
+	locs = append(locs, "http://big.test/last")
+	w := &recordingWeb{pages: map[string]string{
+		"big.test /robots.txt": "User-agent: *\nAllow: /\nSitemap: /big.xml\n",
+		"big.test /":           "home",
+		"big.test /big.xml":    urlset(locs...),
+		"big.test /last":       "the last entry",
+	}}
+	if n := len(w.pages["big.test /big.xml"]); n < 128<<10 {
+		t.Fatalf("sitemap of %d bytes, want over twice the cap", n)
+	}
+	r := serveRecording(t, w)
+	dir := t.TempDir()
+	runCrawl(t, Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute, Traps: traps.Limits{MaxSize: 64 << 10}}, r, "http://big.test/")
+	if !slices.Contains(w.requests(), "big.test /last") {
+		t.Errorf("the sitemap's last entry was not fetched; requests %q", w.requests())
+	}
+	for _, e := range logEntries(t, dir) {
+		if e.URL == "http://big.test/big.xml" && slices.Contains(e.Annotations, crawllog.AnnotationSizeTruncated) {
+			t.Errorf("sitemap logged %v", e.Annotations)
+		}
 	}
 }

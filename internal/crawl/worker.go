@@ -145,17 +145,8 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	c.metrics.pages.WithLabelValues(strconv.Itoa(res.Status/100) + "xx").Inc()
 	c.metrics.bytes.Add(float64(len(res.RawBody)))
 	c.metrics.fetchDuration.Observe(res.Duration.Seconds())
-	// Any HTTP answer shows the host is up: a page's own 404, 410 or 500
-	// never counts toward retiring its host (only host-level failures do:
-	// DNS, connect, TLS, timeouts, robots.txt unavailable).
 	c.hostsMu.Lock()
-	hs.failures = 0
-	if o := politeness.Origin(u); !hs.answered[o] && len(hs.answered) < maxAnsweredOrigins {
-		if hs.answered == nil {
-			hs.answered = map[string]bool{}
-		}
-		hs.answered[o] = true
-	}
+	c.answeredLocked(u, hs)
 	if !hs.fetched {
 		// Hosts that answered this run: the summary's "pages from N hosts".
 		hs.fetched = true
@@ -287,6 +278,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	if css != nil && follow {
 		links = css.Links
 	}
+	selfRedirect := false
 	if res.Redirect != nil && res.Status >= 300 && res.Status < 400 {
 		// Redirects are links: queued, not followed.
 		if rl, err := extract.Redirect(u, res.Redirect.String()); err == nil {
@@ -294,11 +286,14 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			// extract.HTML gives them.
 			if nu, err := urlnorm.Normalize(rl.Abs, c.norm); err == nil {
 				rl.URL, rl.Abs = nu, nu.String()
-				if md1(l.Metadata, mdKind) == kindSitemap {
+				if rl.Abs == l.URL {
+					selfRedirect = true
+				} else if md1(l.Metadata, mdKind) == kindSitemap {
 					if it, ok, _ := c.sitemapChild(l, u, hs, nu, "R"); ok {
 						smRedirect = append(smRedirect, it)
 					}
 				} else {
+					c.seedRedirected(ctx, l, nu)
 					links = append(links, rl)
 				}
 			}
@@ -336,9 +331,10 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 			ex.Truncated = warc.TruncatedLength
 		case fetch.TruncTime:
 			ex.Truncated = warc.TruncatedTime
-		case fetch.TruncDecode:
-			ex.Truncated = warc.TruncatedUnspecified
 		}
+		// fetch.TruncDecode is not WARC-Truncated: the record holds every
+		// byte sent (WARC 1.1 §5.13 is about the content block); the
+		// metadata record notes "truncated: decode".
 		wi = wid % len(c.warcs)
 		wr, err := c.warcs[wi].WriteExchange(ctx, ex)
 		if err != nil {
@@ -360,6 +356,14 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 		// Archived and logged; tried again later unless out of tries
 		// (the last answer is the final status in crawl.log).
 		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d", res.Status), wi, politeness.RetryAfter(res.Header, c.now()))
+	}
+	if tries, _ := strconv.Atoi(md1(l.Metadata, mdTry)); selfRedirect && tries == 0 && c.cfg.MaxRetries > 0 {
+		// A redirect to the URL itself, as a site sends with the cookie
+		// it wants back (a session, a consent) or while it warms up:
+		// the URL is asked once more, at the host's own pace, where a
+		// browser or wget would follow at once. As a link it would be
+		// dropped as seen and the page never fetched.
+		return c.retry(l, e, fmt.Errorf("crawl: HTTP %d to itself", res.Status), wi, max(c.cfg.Delay, time.Millisecond))
 	}
 	return c.complete(l, items, e, wi)
 }

@@ -21,11 +21,16 @@ const maxCodings = 4
 // the limit.
 var errDecodeLimit = errors.New("fetch: decoded body exceeds the size limit")
 
+// gzipMagic starts every gzip member (RFC 1952 §2.3.1).
+var gzipMagic = []byte{0x1f, 0x8b}
+
 // decode undoes the content codings of contentEncoding (RFC 9110 §8.4:
 // listed in the order applied, so undone from the last) on raw, and
 // returns at most limit bytes. gzip and x-gzip, deflate (zlib-wrapped as
 // RFC 9110 says, or raw DEFLATE as some servers send it), br and identity
-// are known. On an error the bytes decoded so far are returned with it.
+// are known. A body labelled gzip that does not start with gzip's magic
+// bytes is taken as it is. On an error the bytes decoded so far are
+// returned with it.
 func decode(raw []byte, contentEncoding string, limit int64) ([]byte, error) {
 	codings := parseCodings(contentEncoding)
 	if len(codings) > maxCodings {
@@ -63,6 +68,13 @@ func parseCodings(h string) []string {
 func decodeOne(raw []byte, coding string, limit int64) ([]byte, error) {
 	switch coding {
 	case "gzip", "x-gzip":
+		if !bytes.HasPrefix(raw, gzipMagic) {
+			// Not gzip at all: a server or proxy that sent the body as
+			// it is but kept (or added) the header. Heritrix reads such
+			// a body raw too ("gzip problem; using raw entity
+			// instead"); browsers fail the page. Links are found.
+			return readLimited(bytes.NewReader(raw), limit, "gzip")
+		}
 		zr, err := gzip.NewReader(bytes.NewReader(raw))
 		if err != nil {
 			return nil, fmt.Errorf("fetch: gzip: %w", err)

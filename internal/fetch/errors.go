@@ -59,6 +59,10 @@ type Error struct {
 	Kind Kind
 	URL  string // the URL requested
 	Err  error  // the underlying error
+	// Answered: the server sent at least one byte of a response before
+	// the failure (a header it could not parse, a body cut short or
+	// mis-framed). The host is up; the fault is the page's.
+	Answered bool
 }
 
 func (e *Error) Error() string {
@@ -75,6 +79,13 @@ func KindOf(err error) Kind {
 		return e.Kind
 	}
 	return KindOther
+}
+
+// Answered reports whether err is an *Error of a fetch whose server sent
+// part of a response (Error.Answered).
+func Answered(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Answered
 }
 
 // dnsError and dialError are returned by the Client's dialer, so that the

@@ -64,6 +64,10 @@ type Request struct {
 	Cookie string
 	// NoHeadCheck skips Config.HeadBeforeGet for this request.
 	NoHeadCheck bool
+	// MaxBodySize, when positive, replaces Config.MaxBodySize and
+	// Config.MaxDecodedSize for this request, in bytes: a sitemap may be
+	// 50 MB uncompressed (sitemaps.org), more than a page's cap.
+	MaxBodySize int64
 }
 
 // SentRequest is the request as sent, for WARC request records.
@@ -206,12 +210,28 @@ func (r *Result) RequestHeaderBytes() []byte {
 
 // archivedHeader returns a header block as received, for an archive
 // record that holds the body de-chunked: the Transfer-Encoding field (and
-// its obs-fold continuation lines) left out, every line ending in CRLF
-// (a bare LF, which RFC 9112 §2.2 lets a recipient accept, becomes
+// its obs-fold continuation lines) left out, and with it any
+// Content-Length, which Transfer-Encoding overrides (RFC 9112 §6.3: a
+// sender of both lies about one; the record's body is the de-chunked one,
+// and a replay tool trusting the length would cut it). Every line ends in
+// CRLF (a bare LF, which RFC 9112 §2.2 lets a recipient accept, becomes
 // CRLF). Anything else is kept byte for byte.
 func archivedHeader(raw []byte) []byte {
+	out, chunked := headerWithout(raw, "Transfer-Encoding")
+	if chunked {
+		out, _ = headerWithout(out, "Content-Length")
+	}
+	return out
+}
+
+// headerWithout returns the header block raw with the field name (and its
+// obs-fold continuation lines) left out, lines ending in CRLF, and
+// whether the field was there. The first line, the status line, is
+// never taken for a field.
+func headerWithout(raw []byte, name string) ([]byte, bool) {
 	out := make([]byte, 0, len(raw)+16)
 	skipping := false // inside a left-out field's lines
+	found := false
 	for len(raw) > 0 {
 		line := raw
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
@@ -222,8 +242,9 @@ func archivedHeader(raw []byte) []byte {
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		folded := len(line) > 0 && (line[0] == ' ' || line[0] == '\t')
 		if !folded {
-			name, _, _ := bytes.Cut(line, []byte(":"))
-			skipping = len(out) > 0 && bytes.EqualFold(bytes.TrimSpace(name), []byte("Transfer-Encoding"))
+			field, _, _ := bytes.Cut(line, []byte(":"))
+			skipping = len(out) > 0 && bytes.EqualFold(bytes.TrimSpace(field), []byte(name))
+			found = found || skipping
 		}
 		if skipping {
 			continue
@@ -234,7 +255,7 @@ func archivedHeader(raw []byte) []byte {
 		out = append(out, line...)
 		out = append(out, '\r', '\n')
 	}
-	return append(out, '\r', '\n')
+	return append(out, '\r', '\n'), found
 }
 
 func writeHeader(b *bytes.Buffer, h http.Header) { writeHeaderExcept(b, h, "") }
@@ -472,8 +493,12 @@ func (s *traceState) trace() *httptrace.ClientTrace {
 }
 
 func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts Request) (*Result, error) {
+	var ts traceState
 	fail := func(kind Kind, err error) (*Result, error) {
-		return nil, &Error{Kind: kind, URL: u.String(), Err: err}
+		ts.mu.Lock()
+		answered := !ts.firstByte.IsZero()
+		ts.mu.Unlock()
+		return nil, &Error{Kind: kind, URL: u.String(), Err: err, Answered: answered}
 	}
 	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
 	if err != nil {
@@ -513,7 +538,6 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 		h.Set("Cookie", strings.Join(cookies, "; "))
 	}
 
-	var ts traceState
 	var wire h1.Wire // the exchange's bytes, on the h1 path
 	plain := c.plain != nil && c.plain.Handles(hreq)
 	hctx := httptrace.WithClientTrace(ctx, ts.trace())
@@ -555,7 +579,11 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 		Request:     sent,
 	}
 	if method != http.MethodHead {
-		raw, trunc, err := readBody(resp.Body, c.cfg.MaxBodySize, resp.ContentLength)
+		rawMax := c.cfg.MaxBodySize
+		if opts.MaxBodySize > 0 {
+			rawMax = opts.MaxBodySize
+		}
+		raw, trunc, err := readBody(resp.Body, rawMax, resp.ContentLength)
 		switch {
 		case err == nil:
 		case errors.Is(context.Cause(ctx), errTimeout):
@@ -578,7 +606,11 @@ func (c *Client) roundTrip(ctx context.Context, u *url.URL, method string, opts 
 	}
 	ts.mu.Unlock()
 
-	c.decodeBody(r)
+	decodedMax := c.cfg.MaxDecodedSize
+	if opts.MaxBodySize > 0 {
+		decodedMax = opts.MaxBodySize
+	}
+	decodeBody(r, decodedMax)
 	r.ContentType = resp.Header.Get("Content-Type")
 	if r.ContentType == "" && len(r.Body) > 0 {
 		r.ContentType, r.Sniffed = http.DetectContentType(r.Body), true
@@ -629,11 +661,12 @@ func readBody(body io.Reader, limit, sizeHint int64) ([]byte, Truncation, error)
 	return buf.Bytes(), TruncNone, err
 }
 
-func (c *Client) decodeBody(r *Result) {
+// decodeBody sets r.Body from r.RawBody, at most limit bytes.
+func decodeBody(r *Result, limit int64) {
 	if len(r.RawBody) == 0 {
 		return
 	}
-	body, err := decode(r.RawBody, r.Header.Get("Content-Encoding"), c.cfg.MaxDecodedSize)
+	body, err := decode(r.RawBody, r.Header.Get("Content-Encoding"), limit)
 	r.Body = body
 	if err == nil || r.Truncated {
 		// A body cut by size or time fails to decode at its end; the

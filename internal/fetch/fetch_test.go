@@ -114,6 +114,8 @@ func TestCompression(t *testing.T) {
 		{"br", "br", brBytes(t, page), page, TruncNone},
 		{"gzip then br", "gzip, br", brBytes(t, gzipBytes(t, page)), page, TruncNone},
 		{"corrupt gzip", "gzip", append(gzipBytes(t, page)[:20], "garbage"...), nil, TruncDecode},
+		{"gzip on a plain body", "gzip", page, page, TruncNone},
+		{"gzip on a gzip magic then garbage", "gzip", []byte("\x1f\x8bgarbage"), nil, TruncDecode},
 		{"unsupported", "zstd", []byte("whatever"), nil, TruncDecode},
 		{"bomb", "gzip", bomb, make([]byte, 1<<20), TruncSize},
 	}
@@ -163,19 +165,21 @@ func TestSizeCap(t *testing.T) {
 	}))
 	defer srv.Close()
 	tests := []struct {
-		name  string
-		limit int64
-		trunc bool
-		n     int
+		name       string
+		limit, req int64 // Config.MaxBodySize, Request.MaxBodySize
+		trunc      bool
+		n          int
 	}{
-		{"under", 6000, false, 5000},
-		{"exact", 5000, false, 5000},
-		{"over", 1000, true, 1000},
+		{"under", 6000, 0, false, 5000},
+		{"exact", 5000, 0, false, 5000},
+		{"over", 1000, 0, true, 1000},
+		{"request raises", 1000, 6000, false, 5000},
+		{"request lowers", 6000, 2000, true, 2000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClient(t, Config{MaxBodySize: tc.limit})
-			r := fetchOK(t, c, srv.URL, Request{})
+			c := newClient(t, Config{MaxBodySize: tc.limit, MaxDecodedSize: tc.limit})
+			r := fetchOK(t, c, srv.URL, Request{MaxBodySize: tc.req})
 			if r.Truncated != tc.trunc || len(r.RawBody) != tc.n || len(r.Body) != tc.n {
 				t.Errorf("Truncated %v (%q), %d raw, %d body; want %v, %d", r.Truncated, r.TruncReason, len(r.RawBody), len(r.Body), tc.trunc, tc.n)
 			}

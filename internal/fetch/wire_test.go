@@ -20,6 +20,9 @@ func TestArchivedHeader(t *testing.T) {
 			"HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\n\r\n"},
 		{"bare LF", "HTTP/1.0 404 Not Found\nServer: x\n\n", "HTTP/1.0 404 Not Found\r\nServer: x\r\n\r\n"},
 		{"no empty line", "HTTP/1.1 204 No Content\r\nA: 1", "HTTP/1.1 204 No Content\r\nA: 1\r\n\r\n"},
+		{"chunked overrides content-length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nA: 1\r\nTransfer-Encoding: chunked\r\ncontent-length: 7\r\n\r\n",
+			"HTTP/1.1 200 OK\r\nA: 1\r\n\r\n"},
+		{"content-length alone kept", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"},
 		{"status line never a field", "Transfer-Encoding: odd status line\r\nA: 1\r\n\r\n", "Transfer-Encoding: odd status line\r\nA: 1\r\n\r\n"},
 	} {
 		if got := string(archivedHeader([]byte(tc.raw))); got != tc.want {
