@@ -334,7 +334,7 @@ func AnalyzeEntries(web *testweb.Web, entries []testweb.Entry, opts Options) *Re
 	orphans := map[key]bool{}
 	nofollow := map[key]bool{}
 	private := map[key]bool{}
-	dupSeen := map[string]map[string]map[string]bool{} // group → host → 2xx targets
+	dupSeen := map[string]map[string]map[string]bool{}            // group → host → 2xx targets
 	mirrorPaths := map[*testweb.Site]map[string]map[string]bool{} // site → target → mirrors
 	perHost := map[string][]*testweb.Entry{}
 	var hostOrder []string
