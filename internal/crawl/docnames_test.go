@@ -63,17 +63,7 @@ func TestCrawlFetchesDocTreeNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(root)))
-	defer srv.Close()
-	res, err := resolve.New([]string{"docs.test=" + strings.TrimPrefix(srv.URL, "http://")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	sum := runCrawl(t, Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, res, "http://docs.test/")
-	if !sum.Finished || sum.Failed != 0 {
-		t.Errorf("finished %v, %d failed; want finished, none failed", sum.Finished, sum.Failed)
-	}
+	dir := crawlDocsTest(t, http.FileServer(http.Dir(root)))
 	got := map[string]bool{}
 	for _, e := range logEntries(t, dir) {
 		if e.Status != 200 {
@@ -136,17 +126,7 @@ func TestCrawlVersionedDocTree(t *testing.T) {
 	}
 	mux.HandleFunc("/calendar/2026/{m}/", calendar)
 	mux.HandleFunc("/docs/15/cal/2026/{m}/", calendar)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	res, err := resolve.New([]string{"docs.test=" + strings.TrimPrefix(srv.URL, "http://")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	sum := runCrawl(t, Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, res, "http://docs.test/")
-	if !sum.Finished || sum.Failed != 0 {
-		t.Errorf("finished %v, %d failed; want finished, none failed", sum.Finished, sum.Failed)
-	}
+	dir := crawlDocsTest(t, mux)
 	fetched := map[string]bool{}
 	for _, e := range logEntries(t, dir) {
 		if e.Status == 200 {
@@ -171,4 +151,23 @@ func TestCrawlVersionedDocTree(t *testing.T) {
 	if t.Failed() {
 		t.Logf("fetched: %v", fetched)
 	}
+}
+
+// crawlDocsTest crawls http://docs.test/ served by h with the defaults
+// (no delay), checks that the crawl finished with nothing failed, and
+// returns its data directory.
+func crawlDocsTest(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	res, err := resolve.New([]string{"docs.test=" + strings.TrimPrefix(srv.URL, "http://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sum := runCrawl(t, Config{DataDir: dir, Delay: -1, Workers: 2, MaxDuration: time.Minute}, res, "http://docs.test/")
+	if !sum.Finished || sum.Failed != 0 {
+		t.Errorf("finished %v, %d failed; want finished, none failed", sum.Finished, sum.Failed)
+	}
+	return dir
 }

@@ -38,12 +38,43 @@ var malformed = map[string]string{
 // closed after it.
 func serveMalformed(t *testing.T, good int) string {
 	t.Helper()
+	return rawServer(t, func(c net.Conn, req *http.Request, _ <-chan struct{}) {
+		page := func(body string) string {
+			return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+		}
+		var a string
+		switch p := req.URL.Path; {
+		case p == "/":
+			var b strings.Builder
+			for m := range malformed {
+				fmt.Fprintf(&b, `<a href="%s">m</a>`, m)
+			}
+			for i := range good {
+				fmt.Fprintf(&b, `<a href="/good%d">g</a>`, i)
+			}
+			a = page("<html><body>" + b.String() + "</body></html>")
+		case malformed[p] != "":
+			a = malformed[p]
+		default:
+			a = page("<html><body>" + p + "</body></html>")
+		}
+		io.WriteString(c, a)
+	})
+}
+
+// rawServer answers each request on its own connection, closed after the
+// answer (at most 10 s): robots.txt with a 404 (all allowed), the rest
+// with answer, which writes the raw response; done is closed when the
+// test ends. It returns the server's address.
+func rawServer(t *testing.T, answer func(c net.Conn, req *http.Request, done <-chan struct{})) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
 	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	t.Cleanup(func() { close(done); ln.Close(); wg.Wait() })
 	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
@@ -54,31 +85,13 @@ func serveMalformed(t *testing.T, good int) string {
 				defer c.Close()
 				c.SetDeadline(time.Now().Add(10 * time.Second))
 				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				page := func(body string) string {
-					return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-				}
-				var a string
-				switch p := req.URL.Path; {
-				case p == "/robots.txt":
-					a = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" // all allowed
-				case p == "/":
-					var b strings.Builder
-					for m := range malformed {
-						fmt.Fprintf(&b, `<a href="%s">m</a>`, m)
-					}
-					for i := range good {
-						fmt.Fprintf(&b, `<a href="/good%d">g</a>`, i)
-					}
-					a = page("<html><body>" + b.String() + "</body></html>")
-				case malformed[p] != "":
-					a = malformed[p]
+				switch {
+				case err != nil:
+				case req.URL.Path == "/robots.txt":
+					io.WriteString(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 				default:
-					a = page("<html><body>" + p + "</body></html>")
+					answer(c, req, done)
 				}
-				io.WriteString(c, a)
 			})
 		}
 	})
@@ -192,40 +205,17 @@ func TestUndecodableBodyNotTruncated(t *testing.T) {
 func TestRetiredURLsCounted(t *testing.T) {
 	t.Parallel()
 	const dead = 6
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				switch {
-				case err != nil:
-					return
-				case req.URL.Path == "/robots.txt":
-					io.WriteString(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-					return
-				case req.URL.Path != "/":
-					return // every page: closed without a word
-				}
-				var b strings.Builder
-				for i := range dead {
-					fmt.Fprintf(&b, `<a href="/p%d">p</a>`, i)
-				}
-				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", b.Len(), b.String())
-			})
+	addr := rawServer(t, func(c net.Conn, req *http.Request, _ <-chan struct{}) {
+		if req.URL.Path != "/" {
+			return // every page: closed without a word
 		}
+		var b strings.Builder
+		for i := range dead {
+			fmt.Fprintf(&b, `<a href="/p%d">p</a>`, i)
+		}
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", b.Len(), b.String())
 	})
-	res, err := resolve.New([]string{"dying.test=" + ln.Addr().String()})
+	res, err := resolve.New([]string{"dying.test=" + addr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,42 +234,19 @@ func TestRetiredURLsCounted(t *testing.T) {
 // max-host-failures (unlike a malformed answer) and the host is retired.
 func TestHalfHeaderRetiresHost(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	t.Cleanup(func() { close(done); ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				switch {
-				case err != nil:
-					return
-				case req.URL.Path == "/robots.txt":
-					io.WriteString(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-					return
-				case req.URL.Path == "/":
-					body := `<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/d">d</a>`
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-					return
-				}
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Ty")
-				select {
-				case <-done:
-				case <-time.After(10 * time.Second):
-				}
-			})
+	addr := rawServer(t, func(c net.Conn, req *http.Request, done <-chan struct{}) {
+		if req.URL.Path == "/" {
+			body := `<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/d">d</a>`
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Ty")
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
 		}
 	})
-	res, err := resolve.New([]string{"slowhead.test=" + ln.Addr().String()})
+	res, err := resolve.New([]string{"slowhead.test=" + addr})
 	if err != nil {
 		t.Fatal(err)
 	}
