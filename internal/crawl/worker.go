@@ -219,6 +219,7 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 	e.Digest = digest
 	var revisit *warc.Revisit
 	if ok && len(res.RawBody) > 0 {
+		c.sameHome(u, digest) // duplicate hosts (samehome.go)
 		dup := false
 		if !c.digestsSeen.MayContain(digest) {
 			// Certainly a new payload: no store lookup.
@@ -236,7 +237,6 @@ func (c *Crawler) fetched(ctx context.Context, wid int, l frontier.Lease, u *url
 				} else {
 					c.stats.dups.Add(1)
 					c.tr.DuplicateOf(host, traps.Dup{URL: l.URL, Via: md1(l.Metadata, mdVia), Of: r.TargetURI, Exact: true})
-					c.copyAcrossHosts(l.URL, r.TargetURI)
 					dup = true
 				}
 			}
