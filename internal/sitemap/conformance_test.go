@@ -55,7 +55,7 @@ func brief(sm *Sitemap) string {
 
 // TestConformance holds the parser to the cases of crawler-commons's
 // sitemap tests (src/test/java/crawlercommons/sitemaps/, inputs restated
-// in testdata/conformance/). Each case names its upstream test, and says
+// in testdata/conformance/) and of the sitemaps.org protocol page. Each case names its upstream test, and says
 // whether we agreed from the start, agree since a fix, or differ on
 // purpose (why; docs/sitemap.md "Conformance" gives the reasons).
 func TestConformance(t *testing.T) {
@@ -155,6 +155,11 @@ func TestConformance(t *testing.T) {
 			want: "index\nsitemap https://example.com/sitemap1.xml\nsitemap https://example.com/sitemap2.xml\nsitemap https://example.com/sitemap1.xml\nsitemap https://example.com/INVALID\nproblem relative-url x1\n"},
 		{name: "cross-host entries flagged", upstream: "SiteMapCrossSubmitValidatorTest.testValidateCrossSubmitHost, testValidateCrossSubmitSites", file: "cross-host.txt", base: ex + "sitemap.txt",
 			want: "text\nurl https://blog.example.com/blog-1.html other-host\nurl https://blog.example.com/blog-2.html other-host\nurl https://docs.example.com/index.html other-host\nurl https://www.example.com/home.html\nproblem other-host x3\n"},
+		// The sitemaps.org protocol page.
+		{name: "entity escaping and UTF-8", upstream: "sitemaps.org protocol, Entity escaping", file: "protocol-escaping.xml", base: ex + "sitemap.xml",
+			want: "urlset\nurl http://www.example.com/%C3%BCmlat.php&q=name\nurl http://www.example.com/%C3%BCmlat.php&q=name\nurl http://www.example.com/q?a='x'&b=%22y%22\nurl http://www.example.com/q?gt=%3E&lt=%3C\nurl http://www.example.com/q?c=%C2%A9&d=%C2%A9\n"},
+		{name: "index listing an index and a url", upstream: "sitemaps.org protocol, Using Sitemap index files", file: "protocol-nested-index.xml", base: ex + "sitemap_index.xml",
+			want: "index\nsitemap http://www.example.com/sitemap_index2.xml\nsitemap http://www.example.com/sitemap1.xml\nproblem mixed x1\n"},
 		// SiteMapParserExtensionTest: extension elements never give entries.
 		{name: "image extension", upstream: "SiteMapParserExtensionTest.testImageSitemap", file: "ext-image.xml", base: ex + "sitemap.xml",
 			want: "urlset\nurl http://www.example.com/images/landing.html\n"},
