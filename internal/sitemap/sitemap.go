@@ -322,11 +322,6 @@ func binary(b []byte) bool {
 // error message (crawler-commons testSitemapWithInvalidContent).
 func (p *parser) parseText(r *bufio.Reader) error {
 	var urls, others int // lines that look like URLs, and that do not
-	defer func() {
-		if urls == 0 && others > 0 {
-			p.sm.Kind = ""
-		}
-	}()
 	for line := 1; !p.full; line++ {
 		b, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -345,13 +340,14 @@ func (p *parser) parseText(r *bufio.Reader) error {
 			// A text sitemap must hold full URLs only (sitemaps.org); a
 			// line that is not one is more likely prose than a slip, so
 			// it is not resolved as a relative reference.
-			if !absHTTP(s) {
-				others++
-				p.problem(ProblemBadURL, line, s)
-			} else if urls++; true {
+			if absHTTP(s) {
+				urls++
 				if loc, other, ok := p.loc(s, line); ok {
 					p.addURL(Entry{Loc: loc, Priority: -1, OtherHost: other}, line)
 				}
+			} else {
+				others++
+				p.problem(ProblemBadURL, line, s)
 			}
 		}
 		if err != nil {

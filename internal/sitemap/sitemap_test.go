@@ -435,3 +435,19 @@ func TestRelativeLocSlips(t *testing.T) {
 		})
 	}
 }
+
+// TestLocAsEntryText: a URL given as the text of <sitemap> (no <loc>) is
+// kept, and one longer than the field bound is dropped whole, never cut.
+func TestLocAsEntryText(t *testing.T) {
+	t.Parallel()
+	in := "<sitemapindex><sitemap>http://www.example.com/" + strings.Repeat("a", 300) +
+		"</sitemap><sitemap>\n http://www.example.com/ok \n</sitemap></sitemapindex>"
+	sm, err := Parse(strings.NewReader(in), mustURL(t, "http://www.example.com/s.xml"), Options{MaxURLLength: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sm.Sitemaps) != 1 || sm.Sitemaps[0] != "http://www.example.com/ok" ||
+		len(sm.Problems) != 1 || sm.Problems[0].Kind != ProblemURLTooLong {
+		t.Errorf("got %s", dump(sm))
+	}
+}

@@ -44,6 +44,7 @@ func (p *parser) parseXML(r io.Reader) error {
 		long    bool // the field's text went over its bound
 		e       fields
 		own     strings.Builder // text directly inside a <url> or <sitemap>
+		ownLong bool            // own went over the field bound
 		line    int             // line of the entry's start
 		root    string          // the root element's name
 		// Entries are the elements named entryName at entryDepth:
@@ -102,6 +103,7 @@ func (p *parser) parseXML(r io.Reader) error {
 				if name == entryName {
 					inEntry, e, line = true, fields{}, lineOf(d)
 					own.Reset()
+					ownLong = false
 					if root == "rdf" {
 						// RSS 1.0: the item's rdf:about is its URL.
 						e.guid, e.hasGUID = attr(t.Attr, "about")
@@ -118,6 +120,7 @@ func (p *parser) parseXML(r io.Reader) error {
 					p.entry(&e, line)
 					e, line = fields{}, lineOf(d)
 					own.Reset()
+					ownLong = false
 				}
 				field = name
 				text.Reset()
@@ -151,8 +154,12 @@ func (p *parser) parseXML(r io.Reader) error {
 				} else {
 					text.Write(t)
 				}
-			} else if inEntry && depth == entryDepth && p.sm.Kind != KindFeed && own.Len()+len(t) <= maxField {
-				own.Write(t)
+			} else if inEntry && depth == entryDepth && p.sm.Kind != KindFeed && !ownLong {
+				if own.Len()+len(t) > maxField {
+					ownLong = true
+				} else {
+					own.Write(t)
+				}
 			}
 		case xml.EndElement:
 			switch {
@@ -163,10 +170,10 @@ func (p *parser) parseXML(r io.Reader) error {
 				field = ""
 			case depth == entryDepth && inEntry:
 				inEntry = false
-				if !e.hasLoc && strings.TrimSpace(own.String()) != "" {
+				if !e.hasLoc && (ownLong || strings.TrimSpace(own.String()) != "") {
 					// <sitemap>URL</sitemap> without <loc>: one obvious
 					// meaning (crawler-commons testMissingLocSitemapIndexFile).
-					e.set("loc", own.String(), false)
+					e.set("loc", own.String(), ownLong)
 				}
 				p.entry(&e, line)
 			}
