@@ -155,6 +155,13 @@ func TestConformance(t *testing.T) {
 			want: "index\nsitemap https://example.com/sitemap1.xml\nsitemap https://example.com/sitemap2.xml\nsitemap https://example.com/sitemap1.xml\nsitemap https://example.com/INVALID\nproblem relative-url x1\n"},
 		{name: "cross-host entries flagged", upstream: "SiteMapCrossSubmitValidatorTest.testValidateCrossSubmitHost, testValidateCrossSubmitSites", file: "cross-host.txt", base: ex + "sitemap.txt",
 			want: "text\nurl https://blog.example.com/blog-1.html other-host\nurl https://blog.example.com/blog-2.html other-host\nurl https://docs.example.com/index.html other-host\nurl https://www.example.com/home.html\nproblem other-host x3\n"},
+		// MimeTypeDetectorTest: the format is sniffed from the bytes.
+		{name: "text sniffed", upstream: "MimeTypeDetectorTest.testTextDetection", file: "text-domain.txt", base: "http://www.domain.com/sitemap.xml",
+			want: "text\nurl http://www.domain.com/page1.html\nurl http://www.domain.com/page2.html\n"},
+		{name: "text after BOM and white space", upstream: "MimeTypeDetectorTest.testTextDetection, testLeadingSpace", file: "text-bom-space.txt", base: "http://www.domain.com/sitemap.xml",
+			want: "text\nurl http://www.domain.com/page1.html\nurl http://www.domain.com/page2.html\n"},
+		{name: "gzip sniffed", upstream: "MimeTypeDetectorTest.testGzipDetection", file: "text.txt.gz", base: ex + "sitemap.xml",
+			want: "text\nurl http://www.example.com/\nurl http://www.example.com/catalog?item=12&desc=vacation_hawaii\nurl http://www.example.com/catalog?item=73&desc=vacation_new_zealand\nurl http://www.example.com/catalog?item=74&desc=vacation_newfoundland\nurl http://www.example.com/catalog?item=83&desc=vacation_usa\n"},
 		// The sitemaps.org protocol page.
 		{name: "entity escaping and UTF-8", upstream: "sitemaps.org protocol, Entity escaping", file: "protocol-escaping.xml", base: ex + "sitemap.xml",
 			want: "urlset\nurl http://www.example.com/%C3%BCmlat.php&q=name\nurl http://www.example.com/%C3%BCmlat.php&q=name\nurl http://www.example.com/q?a='x'&b=%22y%22\nurl http://www.example.com/q?gt=%3E&lt=%3C\nurl http://www.example.com/q?c=%C2%A9&d=%C2%A9\n"},
