@@ -14,6 +14,8 @@ import (
 // every entry must respect the limits.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*"))
+	conf, _ := filepath.Glob(filepath.Join("testdata", "conformance", "*"))
+	files = append(files, conf...)
 	for _, name := range files {
 		if filepath.Base(name) == "bomb.txt.gz" {
 			continue // 60 MiB expanded: too slow per exec

@@ -301,8 +301,7 @@ func (p *parser) parse(r *bufio.Reader) error {
 			return fmt.Errorf("%w: binary data", ErrFormat)
 		}
 		p.sm.Kind = KindText
-		p.parseText(r)
-		return nil
+		return p.parseText(r)
 	}
 }
 
@@ -318,8 +317,11 @@ func binary(b []byte) bool {
 }
 
 // parseText reads a text sitemap: one URL a line, UTF-8; blank lines are
-// skipped (sitemaps.org §"Text file").
-func (p *parser) parseText(r *bufio.Reader) {
+// skipped (sitemaps.org §"Text file"). Text in which no line is an
+// absolute http(s) URL is not a sitemap (ErrFormat): prose, a script, an
+// error message (crawler-commons testSitemapWithInvalidContent).
+func (p *parser) parseText(r *bufio.Reader) error {
+	var urls, others int // lines that look like URLs, and that do not
 	for line := 1; !p.full; line++ {
 		b, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -330,7 +332,7 @@ func (p *parser) parseText(r *bufio.Reader) {
 			}
 			if err != nil {
 				p.readEnd(err)
-				return
+				return textEnd(urls, others)
 			}
 			continue
 		}
@@ -338,17 +340,31 @@ func (p *parser) parseText(r *bufio.Reader) {
 			// A text sitemap must hold full URLs only (sitemaps.org); a
 			// line that is not one is more likely prose than a slip, so
 			// it is not resolved as a relative reference.
-			if !absHTTP(s) {
+			if absHTTP(s) {
+				urls++
+				if loc, other, ok := p.loc(s, line); ok {
+					p.addURL(Entry{Loc: loc, Priority: -1, OtherHost: other}, line)
+				}
+			} else {
+				others++
 				p.problem(ProblemBadURL, line, s)
-			} else if loc, other, ok := p.loc(s, line); ok {
-				p.addURL(Entry{Loc: loc, Priority: -1, OtherHost: other}, line)
 			}
 		}
 		if err != nil {
 			p.readEnd(err)
-			return
+			return textEnd(urls, others)
 		}
 	}
+	return nil
+}
+
+// textEnd is the verdict on a text file that held urls lines that look
+// like URLs and others that do not.
+func textEnd(urls, others int) error {
+	if urls == 0 && others > 0 {
+		return fmt.Errorf("%w: text without URLs", ErrFormat)
+	}
+	return nil
 }
 
 // readEnd records why reading stopped, when it was not the end of input.
@@ -372,7 +388,19 @@ func (p *parser) loc(s string, line int) (string, bool, bool) {
 	if !hasScheme(s) {
 		// sitemaps.org requires absolute URLs; a relative one is an
 		// author's slip with one obvious meaning.
+		if entityRef(s) {
+			// An entity the decoder did not expand: declared in a DTD,
+			// which is never read (no XXE), so the loc is not a URL
+			// (crawler-commons testSitemapXXE).
+			p.problem(ProblemBadURL, line, s)
+			return "", false, false
+		}
 		p.problem(ProblemRelativeURL, line, s)
+		if hostFirst(s, p.base) {
+			// "www.example.com/page": the scheme was forgotten, not
+			// a path meant (crawler-commons testSitemapXMLfilterUrls).
+			s = p.base.Scheme + "://" + s
+		}
 	}
 	u, err := resolve(p.base, s, p.o.MaxURLLength)
 	if err != nil {
@@ -389,6 +417,38 @@ func (p *parser) loc(s string, line int) (string, bool, bool) {
 		p.problem(ProblemOtherHost, line, out)
 	}
 	return out, other, true
+}
+
+// entityRef reports whether s holds an XML entity reference ("&name;")
+// that the decoder left as text because it does not know the entity.
+func entityRef(s string) bool {
+	for i := strings.IndexByte(s, '&'); i >= 0; {
+		j := i + 1
+		for j < len(s) && (s[j] == '_' || s[j] == '-' || s[j] == '.' || s[j] == ':' ||
+			'a' <= s[j] && s[j] <= 'z' || 'A' <= s[j] && s[j] <= 'Z' || j > i+1 && '0' <= s[j] && s[j] <= '9') {
+			j++
+		}
+		if j > i+1 && j < len(s) && s[j] == ';' {
+			return true
+		}
+		k := strings.IndexByte(s[i+1:], '&')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	return false
+}
+
+// hostFirst reports whether the relative reference s starts with a host
+// name rather than a path: the sitemap's own host, or a "www." name.
+func hostFirst(s string, base *url.URL) bool {
+	h := s
+	if i := strings.IndexAny(h, "/?#"); i >= 0 {
+		h = h[:i]
+	}
+	return h != "" && (strings.EqualFold(h, base.Host) || strings.EqualFold(h, base.Hostname()) ||
+		(len(h) > 4 && strings.EqualFold(h[:4], "www.") && strings.Contains(h[4:], ".")))
 }
 
 // cleanURL trims a URL and removes line breaks with the indentation around

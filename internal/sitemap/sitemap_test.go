@@ -403,3 +403,51 @@ func TestDoubleGzip(t *testing.T) {
 		})
 	}
 }
+
+// TestRelativeLocSlips covers the two readings of a loc without a scheme
+// that are not paths: an entity left unexpanded, and a host name first.
+func TestRelativeLocSlips(t *testing.T) {
+	t.Parallel()
+	base := mustURL(t, "http://www.example.com/sitemap.xml")
+	cases := []struct {
+		in             string
+		entity, hosted bool
+	}{
+		{"&secret;", true, false},
+		{"/a?x=1&y=2", false, false},
+		{"/a?x=1&y;", true, false},
+		{"/a?x=&;", false, false},
+		{"www.example.com/", false, true},
+		{"WWW.EXAMPLE.COM", false, true},
+		{"www.other.org/x?q", false, true},
+		{"www.html", false, false},
+		{"relative/page.html", false, false},
+		{"example.com.html", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			if got := entityRef(c.in); got != c.entity {
+				t.Errorf("entityRef(%q) = %v", c.in, got)
+			}
+			if got := hostFirst(c.in, base); got != c.hosted {
+				t.Errorf("hostFirst(%q) = %v", c.in, got)
+			}
+		})
+	}
+}
+
+// TestLocAsEntryText: a URL given as the text of <sitemap> (no <loc>) is
+// kept, and one longer than the field bound is dropped whole, never cut.
+func TestLocAsEntryText(t *testing.T) {
+	t.Parallel()
+	in := "<sitemapindex><sitemap>http://www.example.com/" + strings.Repeat("a", 300) +
+		"</sitemap><sitemap>\n http://www.example.com/ok \n</sitemap></sitemapindex>"
+	sm, err := Parse(strings.NewReader(in), mustURL(t, "http://www.example.com/s.xml"), Options{MaxURLLength: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sm.Sitemaps) != 1 || sm.Sitemaps[0] != "http://www.example.com/ok" ||
+		len(sm.Problems) != 1 || sm.Problems[0].Kind != ProblemURLTooLong {
+		t.Errorf("got %s", dump(sm))
+	}
+}

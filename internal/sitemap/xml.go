@@ -43,8 +43,10 @@ func (p *parser) parseXML(r io.Reader) error {
 		text    strings.Builder
 		long    bool // the field's text went over its bound
 		e       fields
-		line    int    // line of the entry's start
-		root    string // the root element's name
+		own     strings.Builder // text directly inside a <url> or <sitemap>
+		ownLong bool            // own went over the field bound
+		line    int             // line of the entry's start
+		root    string          // the root element's name
 		// Entries are the elements named entryName at entryDepth:
 		// <url>/<sitemap> under the root, an RSS 2.0 <item> under
 		// <channel>, an RSS 1.0 <item> or an Atom <entry> under the root.
@@ -100,6 +102,8 @@ func (p *parser) parseXML(r io.Reader) error {
 			case depth == entryDepth && !inEntry:
 				if name == entryName {
 					inEntry, e, line = true, fields{}, lineOf(d)
+					own.Reset()
+					ownLong = false
 					if root == "rdf" {
 						// RSS 1.0: the item's rdf:about is its URL.
 						e.guid, e.hasGUID = attr(t.Attr, "about")
@@ -108,6 +112,16 @@ func (p *parser) parseXML(r io.Reader) error {
 					p.problem(ProblemMixed, lineOf(d), "<"+name+"> in <"+root+">")
 				}
 			case depth == entryDepth+1 && inEntry:
+				if name == "loc" && e.hasLoc && p.sm.Kind != KindFeed {
+					// A second <loc>: the generator forgot to close the
+					// <url> or <sitemap> (seen in the wild; crawler-commons
+					// testUnclosedSitemapIndexFile). The entry so far is
+					// complete, and a new one starts with this loc.
+					p.entry(&e, line)
+					e, line = fields{}, lineOf(d)
+					own.Reset()
+					ownLong = false
+				}
 				field = name
 				text.Reset()
 				long = false
@@ -116,8 +130,9 @@ func (p *parser) parseXML(r io.Reader) error {
 					if name == "guid" {
 						// RSS 2.0: a <guid> is the item's URL unless
 						// isPermaLink says false; used when no <link>.
-						if v, ok := attr(t.Attr, "ispermalink"); !ok || !strings.EqualFold(strings.TrimSpace(v), "false") {
-							field = "guid"
+						field = "guid"
+						if v, ok := attr(t.Attr, "ispermalink"); ok && strings.EqualFold(strings.TrimSpace(v), "false") {
+							field = "guid-id"
 						}
 					}
 					if name == "link" {
@@ -139,6 +154,12 @@ func (p *parser) parseXML(r io.Reader) error {
 				} else {
 					text.Write(t)
 				}
+			} else if inEntry && depth == entryDepth && p.sm.Kind != KindFeed && !ownLong {
+				if own.Len()+len(t) > maxField {
+					ownLong = true
+				} else {
+					own.Write(t)
+				}
 			}
 		case xml.EndElement:
 			switch {
@@ -149,10 +170,21 @@ func (p *parser) parseXML(r io.Reader) error {
 				field = ""
 			case depth == entryDepth && inEntry:
 				inEntry = false
+				if !e.hasLoc && (ownLong || strings.TrimSpace(own.String()) != "") {
+					// <sitemap>URL</sitemap> without <loc>: one obvious
+					// meaning (crawler-commons testMissingLocSitemapIndexFile).
+					e.set("loc", own.String(), ownLong)
+				}
 				p.entry(&e, line)
 			}
 			depth--
 		}
+	}
+	if inEntry && e.hasLoc && !p.full {
+		// The input ended (cut, broken XML or corrupt gzip) inside an
+		// entry whose <loc> was complete: the entry is kept. One cut
+		// inside its <loc> is not, since the URL may be cut short.
+		p.entry(&e, line)
 	}
 	if p.sm.Kind == "" {
 		return fmt.Errorf("%w: no root element", ErrFormat)
@@ -219,8 +251,10 @@ func lineOf(d *xml.Decoder) int {
 type fields struct {
 	loc, lastmod, changefreq, priority, typ, srcloc string
 	// guid is a feed item's permalink (RSS 2.0 <guid>, RSS 1.0
-	// rdf:about), its URL when it has no <link>.
-	guid string
+	// rdf:about), its URL when it has no <link>; guidID says the feed
+	// called it no permalink (isPermaLink="false").
+	guid   string
+	guidID bool
 
 	hasLoc, hasLastMod, hasChangeFreq, hasPriority, hasType, hasSrcLoc, hasGUID bool
 	longLoc, longSrc, longGUID                                                  bool // over the field bound
@@ -242,14 +276,18 @@ func (f *fields) set(name, v string, long bool) {
 		f.typ, f.hasType = v, true
 	case "srcloc":
 		f.srcloc, f.hasSrcLoc, f.longSrc = v, true, long
-	case "guid":
-		f.guid, f.hasGUID, f.longGUID = v, true, long
+	case "guid", "guid-id":
+		f.guid, f.hasGUID, f.longGUID, f.guidID = v, true, long, name == "guid-id"
 	}
 }
 
 // entry validates one <url> or <sitemap> and keeps it.
 func (p *parser) entry(f *fields, line int) {
-	if (!f.hasLoc || strings.TrimSpace(f.loc) == "") && f.hasGUID && strings.TrimSpace(f.guid) != "" {
+	// A guid said not to be a permalink is used only when it is an
+	// absolute http(s) URL all the same (crawler-commons testRSSFormat);
+	// a tag: or urn: identifier is never fetched.
+	if (!f.hasLoc || strings.TrimSpace(f.loc) == "") && f.hasGUID && strings.TrimSpace(f.guid) != "" &&
+		(!f.guidID || absHTTP(cleanURL(f.guid))) {
 		f.loc, f.hasLoc, f.longLoc = f.guid, true, f.longGUID
 	}
 	if !f.hasLoc || strings.TrimSpace(f.loc) == "" {
