@@ -106,7 +106,9 @@ func microdataGraph(file string) (string, error) {
 	var lines []string
 	for _, l := range strings.Split(string(raw), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
+			// json-gold's canonicalization mislabels input that
+			// already uses its c14n labels (see TestExtractSyntaxes).
+			lines = append(lines, strings.ReplaceAll(l, "_:c14n", "_:e"))
 		}
 	}
 	if len(lines) == 0 {
