@@ -63,7 +63,9 @@ func (m *mdProc) topLevel(n *html.Node, depth int) {
 				return
 			}
 		}
-		m.topLevel(c, depth+1)
+		if c.DataAtom != atom.Template {
+			m.topLevel(c, depth+1)
+		}
 	}
 }
 
@@ -245,7 +247,7 @@ func (m *mdProc) propertyIRI(name, vocab string) Term {
 func (m *mdProc) properties(e *html.Node) []*html.Node {
 	var out []*html.Node
 	var pending []*html.Node
-	for c := e.LastChild; c != nil; c = c.PrevSibling {
+	for c := mdChildren(e); c != nil; c = c.PrevSibling {
 		pending = append(pending, c)
 	}
 	refs, hasRefs := attr(e, "itemref")
@@ -269,7 +271,7 @@ func (m *mdProc) properties(e *html.Node) []*html.Node {
 			out = append(out, n)
 		}
 		if !hasAttr(n, "itemscope") {
-			for c := n.LastChild; c != nil; c = c.PrevSibling {
+			for c := mdChildren(n); c != nil; c = c.PrevSibling {
 				pending = append(pending, c)
 			}
 		}
@@ -278,6 +280,18 @@ func (m *mdProc) properties(e *html.Node) []*html.Node {
 		sort.SliceStable(out, func(i, j int) bool { return m.order[out[i]] < m.order[out[j]] })
 	}
 	return out
+}
+
+// mdChildren returns n's last child, to walk its children backwards, or
+// nil for a template: the parser puts a template's contents under it, but
+// in the DOM they are a separate fragment, outside the document's items,
+// properties and ids (client-side templates hold placeholders such as
+// {{name}}, not data).
+func mdChildren(n *html.Node) *html.Node {
+	if n.Type == html.ElementNode && n.DataAtom == atom.Template {
+		return nil
+	}
+	return n.LastChild
 }
 
 // indexIDs maps element ids, and tree positions, once per document.
@@ -299,7 +313,7 @@ func (m *mdProc) indexIDs() {
 				}
 			}
 		}
-		for c := n.LastChild; c != nil; c = c.PrevSibling {
+		for c := mdChildren(n); c != nil; c = c.PrevSibling {
 			stack = append(stack, c)
 		}
 	}

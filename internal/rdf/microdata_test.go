@@ -111,6 +111,11 @@ func TestMicrodataAlgorithm(t *testing.T) {
 		{"untyped item in a typed one takes its vocabulary", `<div itemscope itemtype="http://ex.org/v#T">
 			<div itemprop="p" itemscope><span itemprop="q">x</span></div></div>`,
 			[]string{`_:e0 ` + typ + ` <http://ex.org/v#T>`, `_:e0 <http://ex.org/v#p> _:e1`, `_:e1 <http://ex.org/v#q> "x"`}},
+		{"template contents are not in the document", `<template><div itemscope itemtype="http://schema.org/Product">
+			<span itemprop="name">{{name}}</span></div><p id="t" itemprop="sku">{{sku}}</p></template>
+			<div itemscope itemtype="http://schema.org/Product" itemref="t"><template><span itemprop="name">{{n}}</span></template>
+			<span itemprop="name">real</span></div>`,
+			[]string{`_:e0 ` + typ + ` <` + s + `Product>`, `_:e0 <` + s + `name> "real"`}},
 		{"an item shared by two vocabularies gets properties in each", `<div itemscope itemtype="http://schema.org/Person" itemref="addr"></div>
 			<div itemscope itemtype="http://xmlns.com/foaf/0.1/Person" itemref="addr"></div>
 			<div id="addr" itemprop="address" itemscope><span itemprop="city">X</span></div>`,
