@@ -98,6 +98,12 @@ func TestMicrodataAlgorithm(t *testing.T) {
 				`<http://ex.org/item#1> ` + typ + ` <` + s + `B>`,
 				`<http://ex.org/item#1> <http://ex.org/v/name> "n"`,
 			}},
+		{"empty itemid gives a blank node, not the page", `<div itemscope itemid=" " itemtype="http://schema.org/Thing">
+			<span itemprop="name">a</span></div><div itemscope itemid="" itemtype="http://schema.org/Thing"><span itemprop="name">b</span></div>`,
+			[]string{
+				`_:e0 ` + typ + ` <` + s + `Thing>`, `_:e0 <` + s + `name> "a"`,
+				`_:e1 ` + typ + ` <` + s + `Thing>`, `_:e1 <` + s + `name> "b"`,
+			}},
 		{"itemprop names split on ASCII whitespace only", "<div itemscope itemtype=\"http://schema.org/Thing\">" +
 			"<span itemprop=\" a\tb\nc\fd  a \">x</span><span itemprop=\"e\u00a0f\">y</span></div>",
 			[]string{
