@@ -141,8 +141,9 @@ func (m *mdProc) item(e *html.Node, vocab string, depth int) Term {
 			m.s.add(subject, pred, value)
 			// Vocabulary expansion: the registry makes schema.org's
 			// additionalType a sub-property of rdf:type, whatever the
-			// value's kind.
-			if name == "additionalType" && (vocab == "http://schema.org/" || vocab == "https://schema.org/") {
+			// value's kind, in items of that vocabulary, written as a
+			// name or as the absolute IRI.
+			if (vocab == "http://schema.org/" || vocab == "https://schema.org/") && pred.Value == vocab+"additionalType" {
 				m.s.add(subject, m.typ, value)
 			}
 		}

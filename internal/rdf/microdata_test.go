@@ -114,6 +114,13 @@ func TestMicrodataAlgorithm(t *testing.T) {
 		{"absolute itemprop names as they are", `<div itemscope itemtype="http://schema.org/Thing">
 			<span itemprop="http://purl.org/dc/terms/title name">x</span></div>`,
 			[]string{`_:e0 ` + typ + ` <` + s + `Thing>`, `_:e0 <http://purl.org/dc/terms/title> "x"`, `_:e0 <` + s + `name> "x"`}},
+		{"additionalType expanded as a name or an IRI, in schema.org items only", `<div itemscope itemtype="http://schema.org/Thing">
+			<link itemprop="http://schema.org/additionalType" href="http://ex.org/A"></div>
+			<div itemscope itemtype="http://ex.org/v/T"><link itemprop="http://schema.org/additionalType" href="http://ex.org/B"></div>`,
+			[]string{
+				`_:e0 ` + typ + ` <` + s + `Thing>`, `_:e0 ` + typ + ` <http://ex.org/A>`, `_:e0 <` + s + `additionalType> <http://ex.org/A>`,
+				`_:e1 ` + typ + ` <http://ex.org/v/T>`, `_:e1 <` + s + `additionalType> <http://ex.org/B>`,
+			}},
 		{"untyped item in a typed one takes its vocabulary", `<div itemscope itemtype="http://ex.org/v#T">
 			<div itemprop="p" itemscope><span itemprop="q">x</span></div></div>`,
 			[]string{`_:e0 ` + typ + ` <http://ex.org/v#T>`, `_:e0 <http://ex.org/v#p> _:e1`, `_:e1 <http://ex.org/v#q> "x"`}},
