@@ -36,6 +36,9 @@ type mdProc struct {
 	ids    map[string]*html.Node // element ids, built on first itemref
 	order  map[*html.Node]int    // tree positions, built on first itemref
 	typ    Term
+	// pragma is the pragma-set default language, found on first use.
+	pragma     string
+	pragmaDone bool
 }
 
 // extractMicrodata converts the document's microdata items to triples.
@@ -432,7 +435,9 @@ func childText(n *html.Node) string {
 	return b.String()
 }
 
-// lang returns the language of n: its nearest lang attribute.
+// lang returns the language of n (HTML's "language of a node"): its
+// nearest lang attribute (lang="" is unknown: no language), else the
+// document's pragma-set default language.
 func (m *mdProc) lang(n *html.Node) string {
 	for d := 0; n != nil && d < maxTreeDepth; n, d = n.Parent, d+1 {
 		if n.Type != html.ElementNode {
@@ -442,5 +447,31 @@ func (m *mdProc) lang(n *html.Node) string {
 			return v
 		}
 	}
-	return ""
+	if !m.pragmaDone {
+		m.pragma, m.pragmaDone = pragmaLang(m.doc), true
+	}
+	return m.pragma
+}
+
+// pragmaLang is the document's pragma-set default language: from the last
+// <meta http-equiv="content-language" content="..."> in tree order, the
+// first token of a content without a comma (HTML §4.2.5.3).
+func pragmaLang(doc *html.Node) string {
+	lang := ""
+	stack := []*html.Node{doc}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Type == html.ElementNode && n.DataAtom == atom.Meta {
+			he, _ := attr(n, "http-equiv")
+			c, _ := attr(n, "content")
+			if f := htmlFields(c); strings.EqualFold(he, "content-language") && len(f) > 0 && !strings.Contains(c, ",") {
+				lang = f[0]
+			}
+		}
+		for c := mdChildren(n); c != nil; c = c.PrevSibling {
+			stack = append(stack, c)
+		}
+	}
+	return lang
 }

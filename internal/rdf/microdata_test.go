@@ -65,6 +65,12 @@ func TestMicrodataAlgorithm(t *testing.T) {
 				`_:e0 <` + s + `endDate> "demain"@fr`,
 				`_:e0 <` + s + `doorTime> "19:30:00"^^<` + xsd + `time>`,
 			}},
+		{"Content-Language pragma: the default language, the last one wins", `<html><head>
+			<meta http-equiv="Content-Language" content="de"><meta http-equiv="content-language" content=" fr  x">
+			<meta http-equiv="content-language" content="en, es"></head><body>
+			<div itemscope itemtype="http://schema.org/Thing"><span itemprop="name">a</span>
+			<span itemprop="alternateName" lang="">b</span><meta itemprop="description" content="c" lang="it"></div></body></html>`,
+			[]string{`_:e0 ` + typ + ` <` + s + `Thing>`, `_:e0 <` + s + `name> "a"@fr`, `_:e0 <` + s + `alternateName> "b"`, `_:e0 <` + s + `description> "c"@it`}},
 		{"untyped datetime keeps the language", `<div itemscope itemtype="http://schema.org/Event" lang="en">
 			<time itemprop="startDate" datetime="next week">soon</time></div>`,
 			[]string{`_:e0 ` + typ + ` <` + s + `Event>`, `_:e0 <` + s + `startDate> "next week"@en`}},
