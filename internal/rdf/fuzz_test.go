@@ -65,6 +65,7 @@ func addSeeds(f *testing.F, kind string) {
 		"microdata": {
 			`<div itemscope itemtype="http://schema.org/Product" itemid="#p" itemref="r"><span itemprop="name">n</span><div itemprop="offers" itemscope><data itemprop="price" value="1.5"></data></div></div><p id="r"><a itemprop="url" href="/x">x</a></p>`,
 			`<div itemscope id="a" itemref="a"><meta itemprop="x" content="y"><time itemprop="t" datetime="P1D"></time></div>`,
+			"<meta http-equiv=content-language content=fr><template><p id=t itemprop=a>1</p></template><div itemscope itemtype=\"http://a/T\" itemref=s><time itemprop=\"d e\u00a0f\">2024-01-01</time></div><div itemscope itemtype=\"https://schema.org/T\" itemref=s></div><div id=s itemprop=x itemscope><meter itemprop=m>INF</meter><data itemprop=n value=-INF></data></div>",
 		},
 		"jsonld": {
 			`<script type="application/ld+json">{"@context":"https://schema.org","@type":"Recipe","name":"r","recipeIngredient":["a","b"],"author":{"@type":"Person","name":"p"}}</script>`,

@@ -12,7 +12,6 @@ package rdf
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -33,15 +32,19 @@ type mdProc struct {
 	maxDep int
 	cut    int
 	memory map[*html.Node]Term
+	done   map[mdGen]bool        // items whose triples are generated, per vocabulary
 	ids    map[string]*html.Node // element ids, built on first itemref
 	order  map[*html.Node]int    // tree positions, built on first itemref
 	typ    Term
+	// pragma is the pragma-set default language, found on first use.
+	pragma     string
+	pragmaDone bool
 }
 
 // extractMicrodata converts the document's microdata items to triples.
 func extractMicrodata(doc *html.Node, base string, s *sink, maxDepth int) (cut int) {
 	m := &mdProc{s: s, base: htmlBase(doc, base), doc: doc, maxDep: maxDepth,
-		memory: map[*html.Node]Term{}, typ: NewIRI(RDFType)}
+		memory: map[*html.Node]Term{}, done: map[mdGen]bool{}, typ: NewIRI(RDFType)}
 	m.topLevel(doc, 0)
 	return m.cut
 }
@@ -63,7 +66,9 @@ func (m *mdProc) topLevel(n *html.Node, depth int) {
 				return
 			}
 		}
-		m.topLevel(c, depth+1)
+		if c.DataAtom != atom.Template {
+			m.topLevel(c, depth+1)
+		}
 	}
 }
 
@@ -80,40 +85,55 @@ func hasAttr(n *html.Node, key string) bool {
 	return false
 }
 
+// mdGen is an item generated under a vocabulary.
+type mdGen struct {
+	e     *html.Node
+	vocab string
+}
+
 // item generates the triples of the item on element e and returns its
 // subject. vocab is the enclosing item's vocabulary.
+//
+// An item keeps the subject memory gave it the first time. The note's
+// algorithm generates an item's triples each time it is reached; an
+// untyped item reached from items of two vocabularies (a shared itemref)
+// so gets its properties named in each. Generating once per item and
+// vocabulary gives the same graph and cuts cycles.
 func (m *mdProc) item(e *html.Node, vocab string, depth int) Term {
-	if t, ok := m.memory[e]; ok {
-		return t // already generated (or being generated: a cycle)
+	subject, ok := m.memory[e]
+	if !ok {
+		subject = m.subject(e)
+		m.memory[e] = subject
 	}
-	var subject Term
-	if id, ok := attr(e, "itemid"); ok && strings.TrimSpace(id) != "" {
-		subject = NewIRI(resolveIRI(m.base, strings.TrimSpace(id)))
-	} else {
-		subject = m.s.blank()
-	}
-	m.memory[e] = subject
 	if depth >= m.maxDep {
-		m.cut++
+		if !ok {
+			m.cut++
+		}
 		return subject
 	}
-	if types, ok := attr(e, "itemtype"); ok {
-		first := true
-		for _, t := range strings.Fields(types) {
-			if !hasScheme(t) {
-				continue
+	var types []string
+	if v, ok := attr(e, "itemtype"); ok {
+		for _, t := range htmlFields(v) {
+			if hasScheme(t) {
+				types = append(types, t)
 			}
-			if first {
-				vocab = mdVocab(t)
-				first = false
-			}
-			m.s.add(subject, m.typ, NewIRI(t))
 		}
+	}
+	if len(types) > 0 {
+		vocab = mdVocab(types[0])
+	}
+	gen := mdGen{e, vocab}
+	if m.done[gen] {
+		return subject // already generated (or being generated: a cycle)
+	}
+	m.done[gen] = true
+	for _, t := range types {
+		m.s.add(subject, m.typ, NewIRI(t))
 	}
 	for _, p := range m.properties(e) {
 		names, _ := attr(p, "itemprop")
 		var value Term
-		for _, name := range strings.Fields(names) {
+		for _, name := range htmlFields(names) {
 			pred := m.propertyIRI(name, vocab)
 			if pred.IsZero() {
 				continue
@@ -124,8 +144,9 @@ func (m *mdProc) item(e *html.Node, vocab string, depth int) Term {
 			m.s.add(subject, pred, value)
 			// Vocabulary expansion: the registry makes schema.org's
 			// additionalType a sub-property of rdf:type, whatever the
-			// value's kind.
-			if name == "additionalType" && (vocab == "http://schema.org/" || vocab == "https://schema.org/") {
+			// value's kind, in items of that vocabulary, written as a
+			// name or as the absolute IRI.
+			if (vocab == "http://schema.org/" || vocab == "https://schema.org/") && pred.Value == vocab+"additionalType" {
 				m.s.add(subject, m.typ, value)
 			}
 		}
@@ -133,7 +154,7 @@ func (m *mdProc) item(e *html.Node, vocab string, depth int) Term {
 		// is an item or an IRI; a literal cannot be a subject and is
 		// ignored.
 		rnames, _ := attr(p, "itemprop-reverse")
-		for _, name := range strings.Fields(rnames) {
+		for _, name := range htmlFields(rnames) {
 			pred := m.propertyIRI(name, vocab)
 			if pred.IsZero() {
 				continue
@@ -151,6 +172,41 @@ func (m *mdProc) item(e *html.Node, vocab string, depth int) Term {
 		}
 	}
 	return subject
+}
+
+// subject is the subject of the item on e: its global identifier (the
+// itemid resolved against the base), else a fresh blank node. An itemid
+// that resolves to an invalid IRI is kept, so the sink drops the item's
+// triples, as it drops every triple with an invalid IRI.
+func (m *mdProc) subject(e *html.Node) Term {
+	if id, ok := attr(e, "itemid"); ok {
+		// The URL parser strips leading and trailing C0 controls and spaces.
+		if id = strings.TrimFunc(id, func(r rune) bool { return r <= ' ' }); id != "" {
+			return NewIRI(resolveIRI(m.base, id))
+		}
+	}
+	return m.s.blank()
+}
+
+// htmlFields splits an attribute value on ASCII whitespace, as HTML's
+// token lists (itemprop, itemtype, itemref) are split, dropping repeated
+// tokens: U+00A0 and other Unicode spaces belong to the token.
+func htmlFields(v string) []string {
+	f := strings.FieldsFunc(v, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r'
+	})
+	if len(f) < 2 {
+		return f
+	}
+	seen := make(map[string]bool, len(f))
+	out := f[:0]
+	for _, t := range f {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // mdVocab is the vocabulary of a type IRI: a registered vocabulary it
@@ -195,13 +251,13 @@ func (m *mdProc) propertyIRI(name, vocab string) Term {
 func (m *mdProc) properties(e *html.Node) []*html.Node {
 	var out []*html.Node
 	var pending []*html.Node
-	for c := e.LastChild; c != nil; c = c.PrevSibling {
+	for c := mdChildren(e); c != nil; c = c.PrevSibling {
 		pending = append(pending, c)
 	}
 	refs, hasRefs := attr(e, "itemref")
 	if hasRefs {
 		m.indexIDs()
-		for _, id := range strings.Fields(refs) {
+		for _, id := range htmlFields(refs) {
 			if n, ok := m.ids[id]; ok && n != e {
 				pending = append(pending, n)
 			}
@@ -219,7 +275,7 @@ func (m *mdProc) properties(e *html.Node) []*html.Node {
 			out = append(out, n)
 		}
 		if !hasAttr(n, "itemscope") {
-			for c := n.LastChild; c != nil; c = c.PrevSibling {
+			for c := mdChildren(n); c != nil; c = c.PrevSibling {
 				pending = append(pending, c)
 			}
 		}
@@ -228,6 +284,18 @@ func (m *mdProc) properties(e *html.Node) []*html.Node {
 		sort.SliceStable(out, func(i, j int) bool { return m.order[out[i]] < m.order[out[j]] })
 	}
 	return out
+}
+
+// mdChildren returns n's last child, to walk its children backwards, or
+// nil for a template: the parser puts a template's contents under it, but
+// in the DOM they are a separate fragment, outside the document's items,
+// properties and ids (client-side templates hold placeholders such as
+// {{name}}, not data).
+func mdChildren(n *html.Node) *html.Node {
+	if n.Type == html.ElementNode && n.DataAtom == atom.Template {
+		return nil
+	}
+	return n.LastChild
 }
 
 // indexIDs maps element ids, and tree positions, once per document.
@@ -249,7 +317,7 @@ func (m *mdProc) indexIDs() {
 				}
 			}
 		}
-		for c := n.LastChild; c != nil; c = c.PrevSibling {
+		for c := mdChildren(n); c != nil; c = c.PrevSibling {
 			stack = append(stack, c)
 		}
 	}
@@ -273,16 +341,22 @@ func (m *mdProc) value(p *html.Node, vocab string, depth int) Term {
 	case atom.Object:
 		urlAttr = "data"
 	case atom.Data, atom.Meter:
-		if v, ok := attr(p, "value"); ok {
-			return NewLiteral(v, numberType(v), "")
-		}
+		// HTML: the value attribute, or the empty string; the note types
+		// it as a number or leaves it a simple literal.
+		v, _ := attr(p, "value")
+		return NewLiteral(v, numberType(v), "")
 	case atom.Time:
-		if v, ok := attr(p, "datetime"); ok {
-			if dt := datetimeType(v); dt != "" {
-				return NewLiteral(v, dt, "")
-			}
-			return NewLiteral(v, "", "")
+		// HTML's datetime value: the datetime attribute, else the
+		// element's child text content, typed by its XSD form or else
+		// a string in the element's language.
+		v, ok := attr(p, "datetime")
+		if !ok {
+			v = childText(p)
 		}
+		if dt := datetimeType(v); dt != "" {
+			return NewLiteral(v, dt, "")
+		}
+		return NewLiteral(v, "", m.lang(p))
 	}
 	if urlAttr != "" {
 		if v, ok := attr(p, urlAttr); ok {
@@ -293,21 +367,77 @@ func (m *mdProc) value(p *html.Node, vocab string, depth int) Term {
 	return NewLiteral(textContent(p), "", m.lang(p))
 }
 
-// numberType types a data or meter value: xsd:integer, xsd:double, or
-// none (a plain string) when it is not a number.
+// numberType types a data or meter value by its lexical form (XML
+// Schema 1.1 Part 2): xsd:integer ([+-]?digits, of any length),
+// xsd:double (decimal digits with a point or an exponent, [+-]?INF,
+// NaN), or none (a simple literal) for anything else, spaces included.
 func numberType(v string) string {
-	if _, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return nsXSD + "integer"
-	}
-	if _, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXpP_") &&
-		!strings.EqualFold(strings.TrimLeft(v, "+-"), "inf") && !strings.EqualFold(strings.TrimLeft(v, "+-"), "infinity") &&
-		!strings.EqualFold(v, "nan") {
+	switch v {
+	case "INF", "+INF", "-INF", "NaN":
 		return nsXSD + "double"
 	}
-	return ""
+	i := 0
+	if i < len(v) && (v[i] == '+' || v[i] == '-') {
+		i++
+	}
+	intDigits := digits(v[i:])
+	i += intDigits
+	if i == len(v) {
+		if intDigits == 0 {
+			return ""
+		}
+		return nsXSD + "integer"
+	}
+	fracDigits := 0
+	if v[i] == '.' {
+		i++
+		fracDigits = digits(v[i:])
+		i += fracDigits
+	}
+	if intDigits+fracDigits == 0 {
+		return ""
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		n := digits(v[i:])
+		if n == 0 {
+			return ""
+		}
+		i += n
+	}
+	if i != len(v) {
+		return ""
+	}
+	return nsXSD + "double"
 }
 
-// lang returns the language of n: its nearest lang attribute.
+// digits counts the ASCII digits v starts with.
+func digits(v string) int {
+	n := 0
+	for n < len(v) && v[n] >= '0' && v[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// childText is the concatenation of n's text children (HTML's "child
+// text content"), without its descendants' text.
+func childText(n *html.Node) string {
+	var b strings.Builder
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	}
+	return b.String()
+}
+
+// lang returns the language of n (HTML's "language of a node"): its
+// nearest lang attribute (lang="" is unknown: no language), else the
+// document's pragma-set default language.
 func (m *mdProc) lang(n *html.Node) string {
 	for d := 0; n != nil && d < maxTreeDepth; n, d = n.Parent, d+1 {
 		if n.Type != html.ElementNode {
@@ -317,5 +447,31 @@ func (m *mdProc) lang(n *html.Node) string {
 			return v
 		}
 	}
-	return ""
+	if !m.pragmaDone {
+		m.pragma, m.pragmaDone = pragmaLang(m.doc), true
+	}
+	return m.pragma
+}
+
+// pragmaLang is the document's pragma-set default language: from the last
+// <meta http-equiv="content-language" content="..."> in tree order, the
+// first token of a content without a comma (HTML §4.2.5.3).
+func pragmaLang(doc *html.Node) string {
+	lang := ""
+	stack := []*html.Node{doc}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Type == html.ElementNode && n.DataAtom == atom.Meta {
+			he, _ := attr(n, "http-equiv")
+			c, _ := attr(n, "content")
+			if f := htmlFields(c); strings.EqualFold(he, "content-language") && len(f) > 0 && !strings.Contains(c, ",") {
+				lang = f[0]
+			}
+		}
+		for c := mdChildren(n); c != nil; c = c.PrevSibling {
+			stack = append(stack, c)
+		}
+	}
+	return lang
 }
