@@ -20,7 +20,7 @@ type wptCase struct {
 
 // loadWPT returns the test objects of testdata/urltestdata.json in file
 // order (the strings between them are comments).
-func loadWPT(t *testing.T) []wptCase {
+func loadWPT(t testing.TB) []wptCase {
 	t.Helper()
 	b, err := os.ReadFile("testdata/urltestdata.json")
 	if err != nil {
@@ -126,6 +126,7 @@ func TestWPTURL(t *testing.T) {
 				why = "got " + got
 			} else {
 				equivalent++
+				t.Logf("as Normalize writes the standard's href: %q against %v: %q for %q", c.Input, wptBase(c), got, c.Href)
 				continue
 			}
 		}
@@ -139,11 +140,7 @@ func TestWPTURL(t *testing.T) {
 			t.Logf("expected difference: %q: %s: %s", c.Input, why, reason)
 			continue
 		}
-		base := "null"
-		if c.Base != nil {
-			base = *c.Base
-		}
-		t.Errorf("%q against %s: %s; want %q (failure %v)", c.Input, base, why, c.Href, c.Failure)
+		t.Errorf("%q against %s: %s; want %q (failure %v)", c.Input, wptBase(c), why, c.Href, c.Failure)
 	}
 	for in := range wptDiffs {
 		if !seen[in] {
@@ -155,4 +152,12 @@ func TestWPTURL(t *testing.T) {
 	}
 	t.Logf("%d http(s) cases: %d as the standard, %d as the standard then Normalize, %d expected differences",
 		n, exact, equivalent, differ)
+}
+
+// wptBase returns c's base for messages.
+func wptBase(c wptCase) string {
+	if c.Base == nil {
+		return "null"
+	}
+	return *c.Base
 }
