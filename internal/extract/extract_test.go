@@ -54,6 +54,8 @@ func TestRedirect(t *testing.T) {
 		{"directory slash (seed 001 §3.4)", "/dir/", "http://example.com/dir/", false},
 		{"fragment dropped", "/x#y", "http://example.com/x", false},
 		{"whitespace trimmed", "  /t \r\n", "http://example.com/t", false},
+		{"controls trimmed", "\x00\x1f /t\x01", "http://example.com/t", false},
+		{"fragment after a control: the page itself", "\x01#top", "", true},
 		{"scheme relative", "//other.example/", "http://other.example/", false},
 		{"ftp refused", "ftp://example.com/f", "", true},
 		{"empty", "", "", true},

@@ -33,7 +33,7 @@ func newResolver(res *urlnorm.Resolver, base *url.URL, maxLen int, norm urlnorm.
 // fragment-only, or a scheme other than http/https: mailto:,
 // javascript:, data:, tel:, …).
 func resolveRef(res *urlnorm.Resolver, ref []byte, maxLen int) (u *url.URL, abs, kind, example string) {
-	ref = bytes.Trim(ref, " \t\n\f\r")
+	ref = trimC0(ref)
 	if len(ref) == 0 || ref[0] == '#' {
 		return nil, "", "", ""
 	}
@@ -63,6 +63,19 @@ func resolveRef(res *urlnorm.Resolver, ref []byte, maxLen int) (u *url.URL, abs,
 		return nil, "", ProblemURLTooLong, r
 	}
 	return u, abs, "", ""
+}
+
+// trimC0 removes leading and trailing C0 controls and spaces, as the
+// WHATWG URL parser does first: "\x01#top" is a fragment of the page
+// itself, not a link to it.
+func trimC0(ref []byte) []byte {
+	for len(ref) > 0 && ref[0] <= ' ' {
+		ref = ref[1:]
+	}
+	for len(ref) > 0 && ref[len(ref)-1] <= ' ' {
+		ref = ref[:len(ref)-1]
+	}
+	return ref
 }
 
 // queryEncoding returns the encoding a page's URL queries are written in

@@ -10,8 +10,14 @@ import (
 // input panics, that errors are typed, and that a result is idempotent,
 // parses with net/url to the same text, and matches Normalize's *url.URL;
 // and that IRILength stays within its bounds.
-// Seeds: the inputs of the table tests plus testdata/fuzz/FuzzNormalize.
+// Seeds: the inputs of the table tests, the http(s) inputs of the WHATWG
+// URL tests (testdata/urltestdata.json) and testdata/fuzz/FuzzNormalize.
 func FuzzNormalize(f *testing.F) {
+	for _, c := range loadWPT(f) {
+		if wptHTTP(c.Input) {
+			f.Add(c.Input)
+		}
+	}
 	for _, s := range []string{
 		"http://www.site.com/dir/./index.html",
 		"HTTP://WWW.Example.COM:80/a/../b/./Stra%c3%9fe%20x/Ü ö/index.html#top",

@@ -212,6 +212,12 @@ func ipv4Number(s string) (uint64, error) {
 	case len(s) >= 2 && s[0] == '0':
 		s, base = s[1:], 8
 	}
+	// Leading zeros are not significant however many there are
+	// (WHATWG URL: "0000000000000000000000000000000000000000177.0.0.1"
+	// is 127.0.0.1); the length limit is for the digits that count.
+	if s = strings.TrimLeft(s, "0"); s == "" {
+		return 0, nil
+	}
 	if len(s) > 12 {
 		return 0, errors.New("part too long")
 	}

@@ -188,7 +188,7 @@ func (p *parts) finish(path, query, frag string, hasQuery, hasFrag bool, o *Opti
 	// An empty fragment is dropped even when kept: it names the whole
 	// document, and net/url cannot represent a bare '#'.
 	if p.hasFrag && o.KeepFragment && frag != "" {
-		p.fragment = encodeQuery(frag, false)
+		p.fragment = encodeFragment(frag)
 	} else {
 		p.hasFrag = false
 	}
@@ -261,12 +261,19 @@ func (p *parts) setAuthority(raw, auth string, o *Options) error {
 		if ui := auth[:i]; !o.RemoveUserinfo && ui != "" {
 			name, pass, hasPass := strings.Cut(ui, ":")
 			name, pass = lenientUnescape(name), lenientUnescape(pass)
-			if hasPass {
+			// WHATWG URL serializing: an empty password is not
+			// written ("u:@h" is "u@h") and an empty user with it
+			// leaves no userinfo (":@h" is "h"), so no empty
+			// credentials are sent.
+			switch {
+			case hasPass && pass != "":
 				p.user = url.UserPassword(name, pass)
-			} else {
+			case name != "":
 				p.user = url.User(name)
 			}
-			p.userinfo = p.user.String()
+			if p.user != nil {
+				p.userinfo = p.user.String()
+			}
 		}
 		auth = auth[i+1:]
 	}
@@ -312,6 +319,13 @@ func (p *parts) setAuthority(raw, auth string, o *Options) error {
 }
 
 func parsePort(s string) (int, error) {
+	// Leading zeros do not count (WHATWG URL, port state: ":0080" is
+	// port 80, so the default port, dropped).
+	if t := strings.TrimLeft(s, "0"); t != "" || s == "" {
+		s = t
+	} else {
+		s = "0"
+	}
 	if len(s) > 16 {
 		return 0, fmt.Errorf("port %q too long", clip(s))
 	}
@@ -333,7 +347,8 @@ func parsePort(s string) (int, error) {
 const (
 	clsUnreserved = 1 << iota // ALPHA DIGIT - . _ ~
 	clsPath                   // may stay raw in a path: pchar and '/'
-	clsQuery                  // may stay raw in query and fragment: pchar '/' '?'
+	clsQuery                  // may stay raw in a query: pchar '/' '?' but '\''
+	clsFragment               // may stay raw in a fragment: pchar '/' '?'
 )
 
 var class [256]uint8
@@ -344,11 +359,17 @@ func init() {
 		switch {
 		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9',
 			b == '-', b == '.', b == '_', b == '~':
-			class[c] = clsUnreserved | clsPath | clsQuery
-		case strings.IndexByte("!$&'()*+,;=:@/", b) >= 0: // sub-delims, ':', '@', '/'
-			class[c] = clsPath | clsQuery
+			class[c] = clsUnreserved | clsPath | clsQuery | clsFragment
+		case b == '\'':
+			// WHATWG URL, special-query percent-encode set: browsers
+			// send "?q=it's" as "?q=it%27s" for http(s), so the
+			// server sees (and a link written either way names)
+			// "%27".
+			class[c] = clsPath | clsFragment
+		case strings.IndexByte("!$&()*+,;=:@/", b) >= 0: // sub-delims, ':', '@', '/'
+			class[c] = clsPath | clsQuery | clsFragment
 		case b == '?':
-			class[c] = clsQuery
+			class[c] = clsQuery | clsFragment
 		}
 	}
 }
@@ -406,6 +427,7 @@ func unhex(c byte) (byte, bool) {
 // "100%" becomes "100%25", as browsers send it).
 func encodePath(s string, lower bool) string  { return encode(s, clsPath, lower) }
 func encodeQuery(s string, lower bool) string { return encode(s, clsQuery, lower) }
+func encodeFragment(s string) string          { return encode(s, clsFragment, false) }
 
 func encode(s string, allowed uint8, lower bool) string {
 	// Fast path: nothing to change.

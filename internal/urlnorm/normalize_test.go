@@ -176,6 +176,7 @@ func TestSeedHeuristicsOff(t *testing.T) {
 		{"000/step2 index then slash", "http://www.site.com/dir/index.html", Options{TrailingSlash: SlashRemove, RemoveIndexFiles: true}, "http://www.site.com/dir"},
 		{"index chain", "http://h.com/index.html/index.html/", Options{TrailingSlash: SlashRemove, RemoveIndexFiles: true}, "http://h.com/"},
 		{"000/step3 keep fragment", "http://www.site.com/f#Top%20x y", Options{KeepFragment: true}, "http://www.site.com/f#Top%20x%20y"},
+		{"fragment keeps apostrophe", "http://h.com/?it's#it's", Options{KeepFragment: true}, "http://h.com/?it%27s#it's"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,6 +201,14 @@ func TestRFC3986(t *testing.T) {
 		{"http port 443 kept", "http://h.com:443/", "http://h.com:443/", nil},
 		{"https port 80 kept", "https://h.com:80/", "https://h.com:80/", nil},
 		{"leading zero port", "http://h.com:0080/", "http://h.com/", nil},
+		{"many leading zeros port", "http://f:00000000000000000000080/c", "http://f/c", nil},
+		{"zeros port", "http://f:000/c", "http://f:0/c", nil},
+		{"empty password", "https://test:@test", "https://test@test/", nil},
+		{"empty userinfo", "http://:@www.example.com", "http://www.example.com/", nil},
+		{"password only", "http://:p@h.com/", "http://:p@h.com/", nil},
+		{"query apostrophe", "http://host/?q=it's#it's", "http://host/?q=it%27s", nil},
+		{"ipv4 many leading zeros", "https://0000000000000000000000000000000000000000177.0.0.1", "https://127.0.0.1/", nil},
+		{"ipv4 zeros hex", "http://0x000000000000000000007f.1/", "http://127.0.0.1/", nil},
 		{"empty port", "http://h.com:/x", "http://h.com/x", nil},
 		{"port 8080", "http://h.com:8080", "http://h.com:8080/", nil},
 		{"trailing dot", "http://h.com./", "http://h.com/", nil},

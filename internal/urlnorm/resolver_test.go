@@ -168,12 +168,19 @@ func TestResolverReset(t *testing.T) {
 // with ResolveBoth (the general path) on random bases and references,
 // under every option set of resolverOptions: the same URL field for
 // field, the same text, the same error. Two references go through one
-// Resolver, so the authority cache is part of what is compared.
+// Resolver, so the authority cache is part of what is compared. Seeds
+// also hold the WHATWG URL tests with an http(s) base
+// (testdata/urltestdata.json).
 func FuzzFastResolve(f *testing.F) {
 	bases := []string{"http://site-0000.test/news/a/page-2.html", "https://en.example.org/wiki/Copper_lantern",
 		"HTTP://WWW.Example.COM:80/a/b/c?q=1", "http://h.com", "http://[::1]/a/"}
 	for i, ref := range resolverRefs {
 		f.Add(bases[i%len(bases)], ref, resolverRefs[(i*7+3)%len(resolverRefs)], uint8(i))
+	}
+	for i, c := range loadWPT(f) {
+		if c.Base != nil && wptHTTP(*c.Base) {
+			f.Add(*c.Base, c.Input, resolverRefs[i%len(resolverRefs)], uint8(i))
+		}
 	}
 	f.Fuzz(func(t *testing.T, rawBase, ref1, ref2 string, oi uint8) {
 		base, err := url.Parse(rawBase)
