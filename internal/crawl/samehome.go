@@ -30,9 +30,11 @@ const (
 	sameHomeBucket = "C/samehome/"
 	// maxSameHomes bounds the home pages remembered, and the candidate
 	// pairs; maxPairPages the pages remembered per pair while it waits
-	// for its second equal page.
+	// for its second equal page, and maxHeldPages those of all pairs
+	// (many parked domains share one home page: about 100 bytes each).
 	maxSameHomes = 100_000
 	maxPairPages = 64
+	maxHeldPages = 200_000
 )
 
 // sameHomes is the detector's state: home page digests, and candidate
@@ -42,6 +44,7 @@ type sameHomes struct {
 	homes map[string]string    // home page digest → the first origin that served it
 	pairs map[string]*homePair // alias origin → its pair
 	canon map[string][]string  // canonical origin → the aliases of its pairs
+	held  int                  // pages remembered by all pairs
 	store *kv.Bucket
 }
 
@@ -100,16 +103,17 @@ func (c *Crawler) sameHome(u *url.URL, digest string) {
 			s.canon[first] = append(s.canon[first], o)
 		}
 	} else {
-		if p := s.pairs[o]; p != nil && p.seen(where, digest, true) {
+		if p := s.pairs[o]; p != nil && s.seen(p, where, digest, true) {
 			confirmed = p
 		}
 		for _, a := range s.canon[o] {
-			if confirmed == nil && s.pairs[a].seen(where, digest, false) {
+			if confirmed == nil && s.seen(s.pairs[a], where, digest, false) {
 				confirmed = s.pairs[a]
 			}
 		}
 	}
 	if confirmed != nil {
+		s.held -= len(confirmed.pages)
 		delete(s.pairs, confirmed.alias)
 		s.canon[confirmed.canon] = slices.DeleteFunc(s.canon[confirmed.canon], func(a string) bool { return a == confirmed.alias })
 	}
@@ -119,14 +123,16 @@ func (c *Crawler) sameHome(u *url.URL, digest string) {
 	}
 }
 
-// seen records that a side of the pair served where with digest, and
-// reports whether the other side served it with the same digest.
-func (p *homePair) seen(where, digest string, onAlias bool) bool {
+// seen records that a side of pair p served where with digest, within
+// the bounds, and reports whether the other side served it with the same
+// digest. s.mu is held.
+func (s *sameHomes) seen(p *homePair, where, digest string, onAlias bool) bool {
 	if d, ok := p.pages[where]; ok {
 		return d.onAlias != onAlias && d.digest == digest
 	}
-	if len(p.pages) < maxPairPages {
+	if len(p.pages) < maxPairPages && s.held < maxHeldPages {
 		p.pages[where] = sidedDigest{digest, onAlias}
+		s.held++
 	}
 	return false
 }

@@ -110,3 +110,30 @@ func TestCrawlDuplicateHosts(t *testing.T) {
 		t.Errorf("after a resume, the alias's new URL was fetched as %q, want %q", got, want)
 	}
 }
+
+// TestSameHomeBounds: a pair remembers at most maxPairPages pages, all
+// pairs together maxHeldPages; a page remembered still confirms a pair
+// when the bound is reached, and one not remembered never does.
+func TestSameHomeBounds(t *testing.T) {
+	s := &sameHomes{}
+	p := &homePair{pages: map[string]sidedDigest{}}
+	for i := range maxPairPages + 10 {
+		if s.seen(p, fmt.Sprintf("/p%d?", i), "d", true) {
+			t.Fatalf("page %d confirmed from one side", i)
+		}
+	}
+	if len(p.pages) != maxPairPages || s.held != maxPairPages {
+		t.Fatalf("pair holds %d pages, held %d; want %d", len(p.pages), s.held, maxPairPages)
+	}
+	if !s.seen(p, "/p0?", "d", false) {
+		t.Error("a remembered page seen on the other side did not confirm")
+	}
+	if s.seen(p, fmt.Sprintf("/p%d?", maxPairPages+1), "d", false) {
+		t.Error("a page not remembered confirmed")
+	}
+	s.held = maxHeldPages
+	q := &homePair{pages: map[string]sidedDigest{}}
+	if s.seen(q, "/x?", "d", true); len(q.pages) != 0 {
+		t.Errorf("a page remembered past maxHeldPages")
+	}
+}
