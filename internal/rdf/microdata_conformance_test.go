@@ -1,8 +1,6 @@
 package rdf
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,37 +38,17 @@ var microdataExceptions = map[string]string{
 // match).
 func TestMicrodataConformance(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join(microdataDir, "cases.json"))
-	if err != nil {
-		t.Fatalf("conformance cases: %v", err)
-	}
-	var cases []microdataCase
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatalf("cases.json: %v", err)
-	}
-	if len(cases) < 80 {
-		t.Fatalf("only %d conformance cases", len(cases))
-	}
+	cases := loadCases[microdataCase](t, microdataDir, 80)
 	passed := 0
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			if c.Registry != "" && c.Registry != "http://www.w3.org/ns/md" {
 				t.Fatalf("case %s needs registry %s; only the published one is built in", c.Name, c.Registry)
 			}
-			page, err := os.ReadFile(filepath.Join(microdataDir, "cases", c.Name+".html"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			quads, _, err := Extract(context.Background(), c.Base, page, Options{Syntaxes: Microdata})
-			if err != nil {
-				t.Fatalf("extract: %v", err)
-			}
-			got, err := canonical(quads)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := extractCanonical(t, filepath.Join(microdataDir, "cases", c.Name+".html"), c.Base, Microdata)
 			want := "" // a negative case: no graph
 			if c.Type != "TestMicrodataNegativeSyntax" {
+				var err error
 				if want, err = microdataGraph(c.Name + ".nq"); err != nil {
 					t.Fatal(err)
 				}

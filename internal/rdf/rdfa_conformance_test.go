@@ -31,32 +31,11 @@ var rdfaExceptions = map[string]string{}
 // (HTML5 host language): the canonical form of our graph must equal the
 // expected one; for the negative cases the graph must be empty.
 func TestRDFaConformance(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(conformanceDir, "cases.json"))
-	if err != nil {
-		t.Fatalf("conformance cases: %v", err)
-	}
-	var cases []rdfaCase
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatalf("cases.json: %v", err)
-	}
-	if len(cases) < 100 {
-		t.Fatalf("only %d conformance cases", len(cases))
-	}
+	cases := loadCases[rdfaCase](t, conformanceDir, 100)
 	passed := 0
 	for _, c := range cases {
 		t.Run(c.Num, func(t *testing.T) {
-			page, err := os.ReadFile(filepath.Join(conformanceDir, "cases", c.Num+".html"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			quads, _, err := Extract(context.Background(), c.Base, page, Options{Syntaxes: RDFa})
-			if err != nil {
-				t.Fatalf("extract: %v", err)
-			}
-			got, err := canonical(quads)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := extractCanonical(t, filepath.Join(conformanceDir, "cases", c.Num+".html"), c.Base, RDFa)
 			want := ""
 			if c.ExpectedResults {
 				b, err := os.ReadFile(filepath.Join(conformanceDir, "cases", c.Num+".nq"))
@@ -78,4 +57,41 @@ func TestRDFaConformance(t *testing.T) {
 		})
 	}
 	t.Logf("RDFa conformance: %d of %d cases pass, %d listed exceptions", passed, len(cases), len(rdfaExceptions))
+}
+
+// loadCases reads a conformance suite's cases.json in dir, and fails the
+// test when it holds fewer than min cases.
+func loadCases[T any](t *testing.T, dir string, min int) []T {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "cases.json"))
+	if err != nil {
+		t.Fatalf("conformance cases: %v", err)
+	}
+	var cases []T
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatalf("cases.json: %v", err)
+	}
+	if len(cases) < min {
+		t.Fatalf("only %d conformance cases", len(cases))
+	}
+	return cases
+}
+
+// extractCanonical extracts syntax from the page in file at base and
+// returns the graph's canonical N-Quads.
+func extractCanonical(t *testing.T, file, base string, syntax Syntax) string {
+	t.Helper()
+	page, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quads, _, err := Extract(context.Background(), base, page, Options{Syntaxes: syntax})
+	if err != nil {
+		t.Fatalf("extract: %v", err)
+	}
+	got, err := canonical(quads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
