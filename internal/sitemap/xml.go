@@ -54,6 +54,12 @@ func (p *parser) parseXML(r io.Reader) error {
 		entryName  string
 	)
 	maxField := maxFieldFactor * p.o.MaxURLLength
+	// newEntry starts an entry at the decoder's line.
+	newEntry := func() {
+		e, line = fields{}, lineOf(d)
+		own.Reset()
+		ownLong = false
+	}
 	for !p.full {
 		tok, err := d.Token()
 		if err != nil {
@@ -101,9 +107,8 @@ func (p *parser) parseXML(r io.Reader) error {
 				}
 			case depth == entryDepth && !inEntry:
 				if name == entryName {
-					inEntry, e, line = true, fields{}, lineOf(d)
-					own.Reset()
-					ownLong = false
+					inEntry = true
+					newEntry()
 					if root == "rdf" {
 						// RSS 1.0: the item's rdf:about is its URL.
 						e.guid, e.hasGUID = attr(t.Attr, "about")
@@ -118,9 +123,7 @@ func (p *parser) parseXML(r io.Reader) error {
 					// testUnclosedSitemapIndexFile). The entry so far is
 					// complete, and a new one starts with this loc.
 					p.entry(&e, line)
-					e, line = fields{}, lineOf(d)
-					own.Reset()
-					ownLong = false
+					newEntry()
 				}
 				field = name
 				text.Reset()

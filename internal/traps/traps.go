@@ -330,21 +330,7 @@ func (c *Checker) CheckURL(site string, u, via *url.URL, raw string, depth int) 
 // /2026-11-29/, /item/12345.html or ?page=3. Calendars, date archives,
 // pagination and counters make such URLs without end; names with letters
 // (page-2.html, a01120.html, v1.2) are not numbered.
-func Numbered(u *url.URL) bool {
-	if numberedPath(u.EscapedPath()) {
-		return true
-	}
-	for field := range strings.FieldsFuncSeq(u.RawQuery, isQuerySep) {
-		k, v, ok := strings.Cut(field, "=")
-		if !ok {
-			v = k // a bare value: ?12345
-		}
-		if counted(v) {
-			return true
-		}
-	}
-	return false
-}
+func Numbered(u *url.URL) bool { return NumberedFrom(u, nil) }
 
 // NumberedFrom reports whether u, linked from the page via, is numbered
 // by a number the link changed: a numbered path segment that via does
@@ -355,20 +341,21 @@ func Numbered(u *url.URL) bool {
 // (/calendar/2026/12/ from /calendar/2026/11/) or a pagination's next
 // page changes its number at each hop. Hosts are not compared: a host
 // name rule moves links from www.example.org to example.org, and a trap
-// breeds on its own host. With via nil it is Numbered.
+// breeds on its own host. With via nil every number counts (Numbered).
 func NumberedFrom(u, via *url.URL) bool {
-	if via == nil {
-		return Numbered(u)
+	var fromPath, fromQuery string
+	if via != nil {
+		fromPath, fromQuery = via.EscapedPath(), via.RawQuery
 	}
-	if numberedPathFrom(u.EscapedPath(), via.EscapedPath()) {
+	if numberedPathFrom(u.EscapedPath(), fromPath) {
 		return true
 	}
 	for field := range strings.FieldsFuncSeq(u.RawQuery, isQuerySep) {
 		_, v, ok := strings.Cut(field, "=")
 		if !ok {
-			v = field
+			v = field // a bare value: ?12345
 		}
-		if counted(v) && !hasField(via.RawQuery, field) {
+		if counted(v) && !hasField(fromQuery, field) {
 			return true
 		}
 	}
@@ -385,12 +372,6 @@ func hasField(query, field string) bool {
 		}
 	}
 	return false
-}
-
-// numberedPath reports whether an escaped path has a numbered segment (its
-// file extension aside).
-func numberedPath(path string) bool {
-	return numberedPathFrom(path, "")
 }
 
 // numberedPathFrom reports whether an escaped path has a numbered segment
